@@ -1,0 +1,46 @@
+import type { InputAnswer, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './TaskRecord.js';
+
+/** What a running task's work can do besides returning its outcome. */
+export interface TaskWorkContext {
+  readonly task: TaskRecord;
+  /** Fires when the task is cancelled, deleted or expires, or the executor shuts down. */
+  readonly signal: AbortSignal;
+  setStatusMessage(message: string): Promise<void>;
+  /**
+   * Sends an input request to the requestor through the task: the task is `input_required` until every
+   * outstanding request is answered. Resolves with the answer.
+   */
+  requestInput(request: { method: string; params?: Record<string, unknown> }): Promise<InputAnswer>;
+}
+
+/** The work of a task: runs the original request and returns its outcome. */
+export type TaskWork = (context: TaskWorkContext) => Promise<TaskOutcome>;
+
+/** The part of the engine an executor drives. */
+export interface EngineHandle {
+  readonly leaseMs: number;
+  markStarted(taskId: string, runner: string): Promise<TaskRecord | undefined>;
+  complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean>;
+  fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
+  setStatusMessage(taskId: string, statusMessage: string): Promise<void>;
+  requestInput(
+    taskId: string,
+    requests: Array<{ method: string; params?: Record<string, unknown> }>,
+  ): Promise<string[]>;
+  awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer>;
+  withdrawInput(taskId: string, key: string): Promise<void>;
+  observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void;
+  renewLeases(runner: string): Promise<void>;
+  isExpired(record: TaskRecord, now: number): boolean;
+}
+
+/** Runs tasks' work somewhere (this process, a worker pool) and reports outcomes through the engine. */
+export interface Executor {
+  /** A unique name of this executor instance; stored as the task's runner. */
+  readonly runnerId: string;
+  /** Whether the creating process takes the lease at creation (in-process) or a worker does when it starts (queue). */
+  readonly leasesOnCreate: boolean;
+  /** Accepts a durable task for execution. Resolves once accepted, not when finished. */
+  submit(task: TaskRecord): Promise<void>;
+  close(): Promise<void>;
+}

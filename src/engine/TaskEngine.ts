@@ -1,0 +1,709 @@
+import { randomUUID } from 'node:crypto';
+
+import { systemClock, type Clock } from './Clock.js';
+import { CursorCodec } from './CursorCodec.js';
+import type { EngineHandle, Executor } from './Executor.js';
+import { defaultRecoveryPolicy, type RecoveryPolicy } from './RecoveryPolicy.js';
+import { stableJson } from './stableJson.js';
+import {
+  InvalidTransitionError,
+  StoreUnavailableError,
+  TaskConflictError,
+  TaskExpiredError,
+  TaskLimitError,
+  TaskNotFoundError,
+  TaskTerminalError,
+  isTaskError,
+} from './TaskError.js';
+import type {
+  InputAnswer,
+  JsonRpcErrorObject,
+  PendingInput,
+  RetentionPolicy,
+  TaskOutcome,
+  TaskRecord,
+  TaskRequest,
+} from './TaskRecord.js';
+import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
+import type { TaskStore } from './TaskStore.js';
+
+/** Reads and writes are scoped to an owner; `ANY_OWNER` is for callers whose capability is the task id itself. */
+export const ANY_OWNER = Symbol('any-owner');
+export type OwnerScope = string | typeof ANY_OWNER;
+
+export interface EngineLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
+
+/** Documented limits and their defaults (see docs/limits.md). */
+export interface EngineLimits {
+  /** Cap on any requested retention; `null` for no cap. Default 7 days. */
+  maxTtlMs: number | null;
+  /** Retention when the requestor asks for none. Default 24 hours. */
+  defaultTtlMs: number;
+  /** Smallest retention granted. Default 1 second. */
+  minTtlMs: number;
+  /** Non-terminal tasks one owner may hold at once. Default 100. */
+  maxActivePerOwner: number;
+  /** Page size of list. Default 50. */
+  listPageSize: number;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxTtlMs: 7 * 24 * 60 * 60 * 1000,
+  defaultTtlMs: 24 * 60 * 60 * 1000,
+  minTtlMs: 1000,
+  maxActivePerOwner: 100,
+  listPageSize: 50,
+};
+
+export interface TaskEngineOptions {
+  store: TaskStore;
+  executor?: Executor;
+  clock?: Clock;
+  limits?: Partial<EngineLimits>;
+  /** How long a runner's claim on a task lasts without renewal; bounds how late a dead runner is noticed. Default 15 s. */
+  leaseMs?: number;
+  /** Interval of the expiry sweeper. Default 60 s; 0 disables it. */
+  sweepIntervalMs?: number;
+  /** Interval of the dead-runner scan. Default: `leaseMs`; 0 disables it. */
+  recoveryIntervalMs?: number;
+  /** Waiters re-read the store this often in case an event was lost. Default 5 s. */
+  recheckIntervalMs?: number;
+  /** Age after which a list cursor is refused as stale. Default 1 hour. */
+  cursorTtlMs?: number;
+  recoveryPolicy?: RecoveryPolicy;
+  logger?: EngineLogger;
+}
+
+export interface CreateTaskInput {
+  owner: string;
+  request: TaskRequest;
+  dialect: string;
+  /** The requested retention; clamped to the limits, the actual value is on the returned task. */
+  retention?: RetentionPolicy;
+  pollIntervalMs?: number;
+  idempotencyKey?: string;
+  progressToken?: string | number;
+  toolErrorStatus?: 'failed' | 'completed';
+  retrySafe?: boolean;
+  statusMessage?: string;
+  meta?: Record<string, unknown>;
+  /** Hand the task to the executor once durable. Default true when the engine has an executor. */
+  run?: boolean;
+}
+
+export interface ListResult {
+  tasks: TaskRecord[];
+  nextCursor?: string;
+}
+
+/** The task engine: dialect-neutral lifecycle, owner scoping, expiry, waiting and recovery over a TaskStore. */
+export class TaskEngine implements EngineHandle {
+  readonly store: TaskStore;
+  readonly clock: Clock;
+  readonly limits: EngineLimits;
+  readonly leaseMs: number;
+  private executor: Executor | undefined;
+  private readonly logger: EngineLogger;
+  private readonly recoveryPolicy: RecoveryPolicy;
+  private readonly sweepIntervalMs: number;
+  private readonly recoveryIntervalMs: number;
+  private readonly recheckIntervalMs: number;
+  private readonly cursorTtlMs: number;
+  private cursors: CursorCodec | undefined;
+  private timers: NodeJS.Timeout[] = [];
+  private started = false;
+
+  constructor(options: TaskEngineOptions) {
+    this.store = options.store;
+    this.executor = options.executor;
+    this.clock = options.clock ?? systemClock;
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.leaseMs = options.leaseMs ?? 15_000;
+    this.sweepIntervalMs = options.sweepIntervalMs ?? 60_000;
+    this.recoveryIntervalMs = options.recoveryIntervalMs ?? this.leaseMs;
+    this.recheckIntervalMs = options.recheckIntervalMs ?? 5_000;
+    this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
+    this.recoveryPolicy = options.recoveryPolicy ?? defaultRecoveryPolicy();
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Sets the executor after construction (executors that need the engine are built after it). */
+  setExecutor(executor: Executor): void {
+    this.executor = executor;
+  }
+
+  /** Opens the store, recovers tasks left running by dead processes and starts the background loops. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    await this.store.init();
+    this.cursors = new CursorCodec(await this.store.getSecret(), this.cursorTtlMs);
+    this.started = true;
+    await this.recover();
+    if (this.sweepIntervalMs > 0) this.every(this.sweepIntervalMs, () => this.sweep());
+    if (this.recoveryIntervalMs > 0) this.every(this.recoveryIntervalMs, () => this.recover());
+  }
+
+  async close(): Promise<void> {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    this.started = false;
+    await this.store.close();
+  }
+
+  // ---- creation and reads -------------------------------------------------------------------------------------
+
+  /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
+  async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+    const now = this.clock.now();
+    if (input.idempotencyKey !== undefined) {
+      const existing = await this.matchIdempotent(input, now);
+      if (existing) return { task: existing, created: false };
+    }
+    const active = await this.guard(() => this.store.countActive(input.owner));
+    if (active >= this.limits.maxActivePerOwner) {
+      throw new TaskLimitError(
+        'concurrent_tasks',
+        `Too many active tasks for this caller (limit ${this.limits.maxActivePerOwner}); wait for some to finish or cancel them`,
+      );
+    }
+    const retention = this.clampRetention(input.retention);
+    const leases = this.executor?.leasesOnCreate ?? false;
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      owner: input.owner,
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      retention,
+      expiresAt: retention.kind === 'ttl' && retention.ttlMs !== null ? now + retention.ttlMs : null,
+      request: input.request,
+      inputRequests: {},
+      inputAnswers: {},
+      nextInputSeq: 1,
+      dialect: input.dialect,
+      toolErrorStatus: input.toolErrorStatus ?? 'failed',
+      retrySafe: input.retrySafe ?? false,
+      attempts: 0,
+      meta: input.meta ?? {},
+      version: 1,
+    };
+    if (input.statusMessage !== undefined) record.statusMessage = input.statusMessage;
+    if (input.pollIntervalMs !== undefined) record.pollIntervalMs = input.pollIntervalMs;
+    if (input.idempotencyKey !== undefined) record.idempotencyKey = input.idempotencyKey;
+    if (input.progressToken !== undefined) record.progressToken = input.progressToken;
+    if (leases && this.executor) {
+      record.runner = this.executor.runnerId;
+      record.leaseUntil = now + this.leaseMs;
+    }
+    const result = await this.guard(() => this.store.insert(record));
+    if (!result.inserted) {
+      if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
+        const existing = await this.matchIdempotent(input, now);
+        if (existing) return { task: existing, created: false };
+      }
+      // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
+      return this.create(input);
+    }
+    this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
+    if ((input.run ?? true) && this.executor) await this.executor.submit(record);
+    return { task: record, created: true };
+  }
+
+  /** A task visible to `scope`; foreign and missing tasks raise the same error. */
+  async get(scope: OwnerScope, taskId: string): Promise<TaskRecord> {
+    const record = await this.guard(() => this.store.get(taskId));
+    return this.visible(record, scope, taskId);
+  }
+
+  /** Looks a task up by its idempotency key (SEP-1686 client-chosen ids) within one owner. */
+  async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord> {
+    const record = await this.guard(() => this.store.getByIdempotencyKey(owner, key));
+    return this.visible(record, owner, key);
+  }
+
+  /** One page of the owner's tasks, newest first. */
+  async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<ListResult> {
+    const now = this.clock.now();
+    const limit = Math.max(1, Math.min(options.limit ?? this.limits.listPageSize, 1000));
+    const after = options.cursor === undefined ? undefined : this.cursorCodec().decode(owner, options.cursor, now);
+    const rows = await this.guard(() =>
+      this.store.list(owner, { limit: limit + 1, now, ...(after !== undefined && { after }) }),
+    );
+    const tasks = rows.slice(0, limit);
+    const last = tasks[tasks.length - 1];
+    // spec R46: nextCursor only when more tasks remain.
+    if (rows.length > limit && last) {
+      return { tasks, nextCursor: this.cursorCodec().encode(owner, last, now) };
+    }
+    return { tasks };
+  }
+
+  // ---- requestor-driven transitions ---------------------------------------------------------------------------
+
+  /** Moves a non-terminal task to `cancelled` before returning it (spec R50); pending input is dropped. */
+  async cancel(
+    scope: OwnerScope,
+    taskId: string,
+    statusMessage = 'The task was cancelled by request.',
+  ): Promise<TaskRecord> {
+    await this.get(scope, taskId);
+    const next = await this.mutate(taskId, (record) => {
+      // spec R49: a terminal task cannot be cancelled.
+      if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
+      return this.toTerminal(record, 'cancelled', statusMessage);
+    });
+    this.logger.info({ taskId, owner: next.owner }, 'task cancelled');
+    return next;
+  }
+
+  /** Deletes a task of `scope`. Waiters see it disappear; running work is aborted by its executor. */
+  async delete(scope: OwnerScope, taskId: string): Promise<void> {
+    const record = await this.get(scope, taskId);
+    await this.guard(() => this.store.delete(record.taskId));
+    await this.publish(taskId);
+    this.logger.info({ taskId, owner: record.owner }, 'task deleted');
+  }
+
+  /**
+   * Records answers to outstanding input requests. Keys that are not outstanding are ignored (spec E12);
+   * once none remain, the task returns to `working` (spec R26).
+   */
+  async answerInput(
+    scope: OwnerScope,
+    taskId: string,
+    answers: Record<string, InputAnswer>,
+  ): Promise<{ accepted: string[] }> {
+    await this.get(scope, taskId);
+    let accepted: string[] = [];
+    await this.mutate(taskId, (record) => {
+      if (isTerminal(record.status)) return null;
+      accepted = Object.keys(answers).filter((key) => key in record.inputRequests);
+      if (accepted.length === 0) return null;
+      for (const key of accepted) {
+        delete record.inputRequests[key];
+        record.inputAnswers[key] = answers[key] as InputAnswer;
+      }
+      if (Object.keys(record.inputRequests).length === 0 && record.status === 'input_required') {
+        this.transition(record, 'working');
+      }
+      return record;
+    });
+    return { accepted };
+  }
+
+  // ---- work-driven transitions (executors; not owner-scoped) --------------------------------------------------
+
+  /** Claims a task for a run: sets the runner and lease and counts the attempt. Undefined when it is gone or over. */
+  async markStarted(taskId: string, runner: string): Promise<TaskRecord | undefined> {
+    try {
+      return await this.mutate(taskId, (record) => {
+        if (isTerminal(record.status)) return null;
+        const now = this.clock.now();
+        record.runner = runner;
+        record.leaseUntil = now + this.leaseMs;
+        record.startedAt = now;
+        record.attempts += 1;
+        return record;
+      }).then((record) => (isTerminal(record.status) ? undefined : record));
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  /** Adds outstanding input requests and moves the task to `input_required` (spec R23). Returns their keys. */
+  async requestInput(
+    taskId: string,
+    requests: Array<{ method: string; params?: Record<string, unknown> }>,
+  ): Promise<string[]> {
+    let keys: string[] = [];
+    await this.mutate(taskId, (record) => {
+      if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
+      const now = this.clock.now();
+      keys = requests.map((request) => {
+        // spec E10: keys come from a per-task counter, so they are never reused.
+        const key = `input-${record.nextInputSeq++}`;
+        const pending: PendingInput = { method: request.method, createdAt: now };
+        if (request.params !== undefined) pending.params = request.params;
+        record.inputRequests[key] = pending;
+        return key;
+      });
+      if (record.status === 'working') this.transition(record, 'input_required');
+      return record;
+    });
+    return keys;
+  }
+
+  /** Withdraws an outstanding input request (the work stopped waiting for it). */
+  async withdrawInput(taskId: string, key: string): Promise<void> {
+    await this.mutate(taskId, (record) => {
+      if (!(key in record.inputRequests) && !(key in record.inputAnswers)) return null;
+      delete record.inputRequests[key];
+      delete record.inputAnswers[key];
+      if (record.status === 'input_required' && Object.keys(record.inputRequests).length === 0) {
+        this.transition(record, 'working');
+      }
+      return record;
+    }).catch((error: unknown) => {
+      if (!(error instanceof TaskNotFoundError)) throw error;
+    });
+  }
+
+  /** Waits for the answer to `key`, removes it from the task and returns it. */
+  async awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer> {
+    let record = await this.store.get(taskId);
+    for (;;) {
+      if (!record) throw new TaskNotFoundError(taskId);
+      const answer = record.inputAnswers[key];
+      if (answer !== undefined) {
+        await this.mutate(taskId, (current) => {
+          if (!(key in current.inputAnswers)) return null;
+          delete current.inputAnswers[key];
+          return current;
+        });
+        return answer;
+      }
+      if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
+      if (!(key in record.inputRequests)) throw new TaskNotFoundError(taskId);
+      record = await this.waitForChange(taskId, record.version, signal);
+    }
+  }
+
+  async setStatusMessage(taskId: string, statusMessage: string): Promise<void> {
+    await this.mutate(taskId, (record) => {
+      if (isTerminal(record.status) || record.statusMessage === statusMessage) return null;
+      record.statusMessage = statusMessage;
+      return record;
+    });
+  }
+
+  /** Moves an `input_required` task back to `working` (e.g. a multi-round-trip tool re-invoked with its answers). */
+  async resume(taskId: string): Promise<TaskRecord> {
+    return this.mutate(taskId, (record) => {
+      if (record.status !== 'input_required') {
+        if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
+        return null;
+      }
+      return this.transition(record, 'working');
+    });
+  }
+
+  /**
+   * Stores the outcome exactly and ends the task: a JSON-RPC error or a result ends it `failed` or `completed`
+   * according to the dialect's policy. Returns false when the task was already terminal (spec R51: a cancelled
+   * task stays cancelled) or is gone.
+   */
+  async complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean> {
+    try {
+      let won = false;
+      const next = await this.mutate(taskId, (record) => {
+        won = false;
+        if (isTerminal(record.status)) return null;
+        won = true;
+        const status = outcomeStatus(record, outcome);
+        record.outcome = outcome;
+        const message = statusMessage ?? (status === 'failed' ? failureMessage(outcome) : undefined);
+        return this.toTerminal(record, status, message);
+      });
+      if (won) this.logger.info({ taskId, owner: next.owner, status: next.status }, 'task finished');
+      return won;
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) return false;
+      throw error;
+    }
+  }
+
+  /** Fails a task with a diagnostic statusMessage (spec R61) and, optionally, the JSON-RPC error to return for it. */
+  async fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean> {
+    const outcome: TaskOutcome = { kind: 'error', error: error ?? { code: -32603, message: statusMessage } };
+    return this.complete(taskId, outcome, statusMessage);
+  }
+
+  // ---- waiting ---------------------------------------------------------------------------------------------------
+
+  /** Calls `listener` with the current record (or undefined once gone) after every change of the task. */
+  observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void {
+    let closed = false;
+    const unsubscribe = this.store.events.subscribe(taskId, () => {
+      if (closed) return;
+      this.store.get(taskId).then(
+        (record) => {
+          if (!closed) listener(record);
+        },
+        (error: unknown) => this.logger.warn({ taskId, error: String(error) }, 'observe read failed'),
+      );
+    });
+    return () => {
+      closed = true;
+      unsubscribe();
+    };
+  }
+
+  /**
+   * Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. Wakes on events;
+   * re-reads every `recheckIntervalMs` in case an event was lost.
+   */
+  waitForChange(taskId: string, sinceVersion: number, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (error: unknown, record?: TaskRecord) => {
+        if (settled) return;
+        settled = true;
+        unsubscribe();
+        clearInterval(timer);
+        signal?.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(record);
+      };
+      const check = () => {
+        if (settled) return;
+        this.store.get(taskId).then(
+          (record) => {
+            if (!record || record.version > sinceVersion) finish(undefined, record);
+          },
+          (error: unknown) =>
+            finish(new StoreUnavailableError(`Task store read failed: ${String(error)}`, { cause: error })),
+        );
+      };
+      const onAbort = () => finish(signal?.reason ?? new Error('aborted'));
+      const unsubscribe = this.store.events.subscribe(taskId, check);
+      const timer = setInterval(check, this.recheckIntervalMs);
+      timer.unref();
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // Subscribed first, then read: a change between the caller's read and the subscription is not missed.
+      check();
+    });
+  }
+
+  /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */
+  async waitForTerminal(taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    let record = await this.guard(() => this.store.get(taskId));
+    while (record && !isTerminal(record.status) && !this.isExpired(record, this.clock.now())) {
+      record = await this.waitForChange(taskId, record.version, signal);
+    }
+    return record && !this.isExpired(record, this.clock.now()) ? record : undefined;
+  }
+
+  // ---- background maintenance ---------------------------------------------------------------------------------
+
+  /** Removes expired tasks in batches; work still running for them is aborted through their events. */
+  async sweep(batch = 500): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const removed = await this.guard(() => this.store.sweepExpired(this.clock.now(), batch));
+      total += removed.length;
+      for (const record of removed) await this.publish(record.taskId);
+      if (removed.length < batch) return total;
+    }
+  }
+
+  /** Finds tasks whose runner stopped renewing its lease and applies the recovery policy to each. */
+  async recover(): Promise<{ failed: number; rerun: number }> {
+    const counts = { failed: 0, rerun: 0 };
+    const stale = await this.guard(() => this.store.findStale(this.clock.now(), 1000));
+    for (const found of stale) {
+      const decision = this.recoveryPolicy(found);
+      let applied = false;
+      try {
+        const next = await this.mutate(found.taskId, (record) => {
+          const now = this.clock.now();
+          applied = false;
+          if (isTerminal(record.status) || record.leaseUntil === undefined || record.leaseUntil >= now) return null;
+          applied = true;
+          if (decision.action === 'fail') {
+            record.recovery = 'failed-after-crash';
+            record.outcome = { kind: 'error', error: { code: -32603, message: decision.statusMessage } };
+            return this.toTerminal(record, 'failed', decision.statusMessage);
+          }
+          record.recovery = 'rerun-after-crash';
+          record.inputRequests = {};
+          record.inputAnswers = {};
+          if (record.status === 'input_required') this.transition(record, 'working');
+          record.statusMessage = `Re-running after the previous run was interrupted (attempt ${record.attempts + 1})`;
+          if (this.executor?.leasesOnCreate) {
+            record.runner = this.executor.runnerId;
+            record.leaseUntil = now + this.leaseMs;
+          } else {
+            delete record.runner;
+            delete record.leaseUntil;
+          }
+          return record;
+        });
+        if (!applied) continue;
+        if (decision.action === 'fail') {
+          counts.failed += 1;
+          this.logger.warn({ taskId: next.taskId, owner: next.owner }, 'task failed after its runner stopped');
+        } else {
+          counts.rerun += 1;
+          this.logger.warn(
+            { taskId: next.taskId, owner: next.owner, attempt: next.attempts + 1 },
+            'task re-run after its runner stopped',
+          );
+          await this.executor?.submit(next);
+        }
+      } catch (error) {
+        if (!(error instanceof TaskNotFoundError)) throw error;
+      }
+    }
+    return counts;
+  }
+
+  /** Extends this runner's leases; executors call it while they hold tasks. */
+  async renewLeases(runner: string): Promise<void> {
+    await this.guard(() => this.store.renewLeases(runner, this.clock.now() + this.leaseMs));
+  }
+
+  isExpired(record: TaskRecord, now: number): boolean {
+    return record.expiresAt !== null && record.expiresAt <= now;
+  }
+
+  // ---- internals ------------------------------------------------------------------------------------------------
+
+  private cursorCodec(): CursorCodec {
+    if (!this.cursors) throw new StoreUnavailableError('The task engine has not been started');
+    return this.cursors;
+  }
+
+  private visible(record: TaskRecord | undefined, scope: OwnerScope, lookup: string): TaskRecord {
+    if (!record) throw new TaskNotFoundError(lookup);
+    if (scope !== ANY_OWNER && record.owner !== scope) throw new TaskNotFoundError(lookup);
+    if (this.isExpired(record, this.clock.now())) throw new TaskExpiredError(lookup);
+    return record;
+  }
+
+  private async matchIdempotent(input: CreateTaskInput, now: number): Promise<TaskRecord | undefined> {
+    const key = input.idempotencyKey as string;
+    const existing = await this.guard(() => this.store.getByIdempotencyKey(input.owner, key));
+    if (!existing) return undefined;
+    if (this.isExpired(existing, now)) {
+      // An expired holder no longer reserves its key.
+      await this.guard(() => this.store.delete(existing.taskId));
+      return undefined;
+    }
+    if (stableJson(existing.request) !== stableJson(input.request)) throw new TaskConflictError(key, existing.taskId);
+    return existing;
+  }
+
+  private clampRetention(requested: RetentionPolicy | undefined): RetentionPolicy {
+    const { maxTtlMs, defaultTtlMs, minTtlMs } = this.limits;
+    const clamp = (value: number | null | undefined): number | null => {
+      // spec R29 R71: the server may override the requested ttl and caps it; the actual value is reported back.
+      let ms = value === undefined ? defaultTtlMs : value;
+      if (ms !== null) ms = Math.max(minTtlMs, Math.round(ms));
+      if (maxTtlMs !== null && (ms === null || ms > maxTtlMs)) ms = maxTtlMs;
+      return ms;
+    };
+    if (requested?.kind === 'keepAlive') return { kind: 'keepAlive', keepAliveMs: clamp(requested.keepAliveMs) };
+    return { kind: 'ttl', ttlMs: clamp(requested?.ttlMs) };
+  }
+
+  private transition(record: TaskRecord, to: TaskStatus): TaskRecord {
+    if (!canTransition(record.status, to)) throw new InvalidTransitionError(record.taskId, record.status, to);
+    record.status = to;
+    return record;
+  }
+
+  private toTerminal(
+    record: TaskRecord,
+    status: 'completed' | 'failed' | 'cancelled',
+    statusMessage?: string,
+  ): TaskRecord {
+    this.transition(record, status);
+    const now = this.clock.now();
+    record.terminalAt = now;
+    if (statusMessage !== undefined) record.statusMessage = statusMessage;
+    record.inputRequests = {};
+    record.inputAnswers = {};
+    delete record.runner;
+    delete record.leaseUntil;
+    if (record.retention.kind === 'keepAlive') {
+      record.expiresAt = record.retention.keepAliveMs === null ? null : now + record.retention.keepAliveMs;
+    }
+    return record;
+  }
+
+  /**
+   * Read-modify-write with compare-and-set. `change` edits a copy and returns it, or returns null for "no change"
+   * (the current record is returned). Concurrent writers retry on a fresh read, so racing terminal transitions
+   * always leave exactly one terminal state.
+   */
+  private async mutate(taskId: string, change: (record: TaskRecord) => TaskRecord | null): Promise<TaskRecord> {
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.guard(() => this.store.get(taskId));
+      if (!current) throw new TaskNotFoundError(taskId);
+      const next = change(structuredClone(current));
+      if (next === null) return current;
+      next.version = current.version + 1;
+      next.lastUpdatedAt = Math.max(this.clock.now(), current.lastUpdatedAt);
+      if (await this.guard(() => this.store.replace(next, current.version))) {
+        await this.publish(taskId);
+        return next;
+      }
+      if (attempt > 1000) throw new StoreUnavailableError(`Could not update task ${taskId}: too much contention`);
+    }
+  }
+
+  private async publish(taskId: string): Promise<void> {
+    try {
+      await this.store.events.publish(taskId);
+    } catch (error) {
+      // Events only wake waiters; the re-check interval covers a lost one.
+      this.logger.warn({ taskId, error: String(error) }, 'task event publish failed');
+    }
+  }
+
+  private async guard<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (isTaskError(error)) throw error;
+      throw new StoreUnavailableError(
+        `Task store unavailable: ${error instanceof Error ? error.message : String(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  }
+
+  private every(ms: number, job: () => Promise<unknown>): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      job()
+        .catch((error: unknown) => this.logger.error({ error: String(error) }, 'background task maintenance failed'))
+        .finally(() => {
+          running = false;
+        });
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}
+
+function outcomeStatus(record: TaskRecord, outcome: TaskOutcome): 'completed' | 'failed' {
+  if (outcome.kind === 'error') return 'failed';
+  // spec R62 (2025-11-25: failed) vs E15 (extension: completed): the dialect chose at creation.
+  return outcome.result['isError'] === true ? record.toolErrorStatus : 'completed';
+}
+
+function failureMessage(outcome: TaskOutcome): string {
+  if (outcome.kind === 'error') return `The request failed: ${outcome.error.message} (code ${outcome.error.code})`;
+  const content = outcome.result['content'];
+  if (Array.isArray(content)) {
+    const text = content
+      .map((block: unknown) => (block && typeof block === 'object' && 'text' in block ? String(block.text) : ''))
+      .filter(Boolean)
+      .join(' ');
+    if (text) return `The tool reported an error: ${text.slice(0, 500)}`;
+  }
+  return 'The tool reported an error';
+}

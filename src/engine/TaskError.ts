@@ -1,0 +1,85 @@
+import type { TaskStatus } from './TaskStatus.js';
+
+/**
+ * Typed engine errors. They carry no JSON-RPC codes: `src/rpc/` maps them to the wire in one place.
+ */
+export abstract class TaskError extends Error {
+  abstract readonly kind: string;
+}
+
+/** The task does not exist, or belongs to another owner: the two are deliberately indistinguishable. */
+export class TaskNotFoundError extends TaskError {
+  readonly kind = 'not_found';
+  constructor(readonly taskId: string) {
+    super('Task not found');
+  }
+}
+
+export class TaskExpiredError extends TaskError {
+  readonly kind = 'expired';
+  constructor(readonly taskId: string) {
+    super('Task has expired');
+  }
+}
+
+export class InvalidTransitionError extends TaskError {
+  readonly kind = 'invalid_transition';
+  constructor(
+    readonly taskId: string,
+    readonly from: TaskStatus,
+    readonly to: TaskStatus,
+  ) {
+    super(`Invalid task transition: ${from} -> ${to}`);
+  }
+}
+
+/** The operation needs a non-terminal task. */
+export class TaskTerminalError extends TaskError {
+  readonly kind = 'terminal';
+  constructor(
+    readonly taskId: string,
+    readonly status: TaskStatus,
+  ) {
+    super(`Task is already in terminal status '${status}'`);
+  }
+}
+
+/** An idempotency key (or client-chosen id) is already used by a different request. */
+export class TaskConflictError extends TaskError {
+  readonly kind = 'conflict';
+  constructor(
+    readonly idempotencyKey: string,
+    readonly existingTaskId: string,
+  ) {
+    super(`Idempotency key already used by a different request: ${idempotencyKey}`);
+  }
+}
+
+export class InvalidCursorError extends TaskError {
+  readonly kind = 'invalid_cursor';
+  constructor(readonly reason: 'malformed' | 'forged' | 'foreign' | 'stale') {
+    super(reason === 'stale' ? 'Cursor has expired' : 'Invalid cursor');
+  }
+}
+
+/** A documented limit was reached (concurrent tasks per owner, rate). */
+export class TaskLimitError extends TaskError {
+  readonly kind = 'limit';
+  constructor(
+    readonly limit: 'concurrent_tasks' | 'rate',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class StoreUnavailableError extends TaskError {
+  readonly kind = 'store_unavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export function isTaskError(error: unknown): error is TaskError {
+  return error instanceof TaskError;
+}

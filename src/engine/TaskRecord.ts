@@ -1,0 +1,79 @@
+import type { TaskStatus } from './TaskStatus.js';
+
+/** A JSON-RPC error object, stored exactly as the underlying request failed. */
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** What the underlying request produced: its JSON-RPC result or its JSON-RPC error. */
+export type TaskOutcome =
+  { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: JsonRpcErrorObject };
+
+/** The original request (method and params without the task augmentation), kept for execution and audit. */
+export interface TaskRequest {
+  method: string;
+  params: Record<string, unknown>;
+}
+
+/** An outstanding request the work sent to the requestor (elicitation, sampling, roots). */
+export interface PendingInput {
+  method: string;
+  params?: Record<string, unknown>;
+  createdAt: number;
+}
+
+/** An answer to a pending input: the requestor's JSON-RPC result, or the JSON-RPC error it replied with. */
+export type InputAnswer = { result: Record<string, unknown> } | { error: JsonRpcErrorObject };
+
+/**
+ * How long a task is kept. `ttl` counts from creation (2025-11-25, the extension);
+ * `keepAlive` counts from the terminal status (SEP-1686). `null` means unlimited.
+ */
+export type RetentionPolicy = { kind: 'ttl'; ttlMs: number | null } | { kind: 'keepAlive'; keepAliveMs: number | null };
+
+/** How a task ended up in a terminal state through crash recovery, when it did. */
+export type RecoveryMark = 'failed-after-crash' | 'rerun-after-crash';
+
+/** The engine's task: a superset of what each dialect shows. */
+export interface TaskRecord {
+  taskId: string;
+  /** The owner scope: the principal, or the session when no principal exists. */
+  owner: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: number;
+  lastUpdatedAt: number;
+  /** The actual retention after clamping to the server maximum. */
+  retention: RetentionPolicy;
+  /** Absolute expiry in epoch ms; null while unlimited or while a keep-alive task is still running. */
+  expiresAt: number | null;
+  pollIntervalMs?: number;
+  request: TaskRequest;
+  outcome?: TaskOutcome;
+  /** Outstanding input requests by key. Keys are never reused within a task. */
+  inputRequests: Record<string, PendingInput>;
+  /** Answers received and not yet taken by the work. */
+  inputAnswers: Record<string, InputAnswer>;
+  nextInputSeq: number;
+  idempotencyKey?: string;
+  /** The wire generation that created the task. */
+  dialect: string;
+  progressToken?: string | number;
+  /** How a tools/call result with `isError: true` ends: the generations disagree, so the dialect decides. */
+  toolErrorStatus: 'failed' | 'completed';
+  /** Whether the work may be run again after the process running it died. */
+  retrySafe: boolean;
+  /** The instance currently responsible for the work, and until when its claim holds. */
+  runner?: string;
+  leaseUntil?: number;
+  startedAt?: number;
+  terminalAt?: number;
+  attempts: number;
+  recovery?: RecoveryMark;
+  /** Dialect- and server-specific data (session id, request id, tool name, ...). */
+  meta: Record<string, unknown>;
+  /** Incremented by every write; the compare-and-set token. */
+  version: number;
+}

@@ -1,0 +1,1 @@
+export { ExecutorClosedError, InProcessExecutor, type InProcessExecutorOptions } from './InProcessExecutor.js';

@@ -1,0 +1,12 @@
+/** JSON-RPC and MCP error codes used on the tasks wire. */
+export const ErrorCodes = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  /** MCP 2026-07-28: an `Mcp-Method` / `Mcp-Name` header disagrees with the body. */
+  HEADER_MISMATCH: -32020,
+  /** MCP 2026-07-28: the request needs a client capability it did not declare. */
+  MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
+} as const;

@@ -1,0 +1,4 @@
+export * from './ErrorCodes.js';
+export * from './JsonRpc.js';
+export * from './RpcError.js';
+export * from './toJsonRpcError.js';

@@ -1,0 +1,56 @@
+import {
+  InvalidCursorError,
+  InvalidTransitionError,
+  StoreUnavailableError,
+  TaskConflictError,
+  TaskExpiredError,
+  TaskLimitError,
+  TaskNotFoundError,
+  TaskTerminalError,
+  type JsonRpcErrorObject,
+} from '../engine/index.js';
+import { ErrorCodes } from './ErrorCodes.js';
+import { RpcError } from './RpcError.js';
+
+/** What the caller was doing, so messages read like the spec's examples. */
+export type TaskOperation = 'retrieve' | 'cancel' | 'update' | 'delete' | 'list' | 'create';
+
+const VERB: Record<TaskOperation, string> = {
+  retrieve: 'Failed to retrieve task',
+  cancel: 'Cannot cancel task',
+  update: 'Cannot update task',
+  delete: 'Cannot delete task',
+  list: 'Failed to list tasks',
+  create: 'Cannot create task',
+};
+
+/**
+ * The single mapping from engine errors to JSON-RPC errors (spec R57–R60). A missing, foreign or expired task is
+ * -32602 with the same message for the first two, so other owners learn nothing (spec R67).
+ */
+export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retrieve'): JsonRpcErrorObject {
+  if (error instanceof RpcError) return error.toJson();
+  const verb = VERB[operation];
+  if (error instanceof TaskNotFoundError)
+    return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: Task not found` };
+  if (error instanceof TaskExpiredError)
+    return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: Task has expired` };
+  if (error instanceof TaskTerminalError) {
+    // spec R49
+    return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: already in terminal status '${error.status}'` };
+  }
+  if (error instanceof InvalidTransitionError)
+    return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: ${error.message}` };
+  if (error instanceof TaskConflictError)
+    return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: ${error.message}` };
+  // spec R58
+  if (error instanceof InvalidCursorError)
+    return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: ${error.message}` };
+  if (error instanceof TaskLimitError) {
+    return { code: ErrorCodes.INVALID_REQUEST, message: `${verb}: ${error.message}`, data: { limit: error.limit } };
+  }
+  // spec R59: internal failures are -32603 and say what failed, not how.
+  if (error instanceof StoreUnavailableError)
+    return { code: ErrorCodes.INTERNAL_ERROR, message: 'Internal error: the task store is unavailable' };
+  return { code: ErrorCodes.INTERNAL_ERROR, message: 'Internal error' };
+}

@@ -1,0 +1,235 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+import Database from 'better-sqlite3';
+
+import {
+  LocalEventBus,
+  type InsertResult,
+  type ListPosition,
+  type TaskRecord,
+  type TaskStore,
+} from '../../engine/index.js';
+import { SQLITE_MIGRATIONS } from './migrations.js';
+
+export interface SqliteStoreOptions {
+  /** Database file path (created with its directory if missing), or ':memory:'. */
+  path: string;
+  /**
+   * `full` (default) fsyncs every commit, so an acknowledged task survives a power loss; `normal` survives a
+   * process crash only and writes faster.
+   */
+  durability?: 'full' | 'normal';
+  /** How long a writer waits for another process holding the lock. Default 5 s. */
+  busyTimeoutMs?: number;
+}
+
+interface Row {
+  data: string;
+  lease_until: number | null;
+}
+
+const ACTIVE = `status IN ('working', 'input_required')`;
+
+/**
+ * The embedded default store: one SQLite file in WAL mode. Several processes may share the file; each sees every
+ * task (events stay in-process, so waiters in another process notice changes at the engine's re-check interval).
+ */
+export class SqliteStore implements TaskStore {
+  readonly kind = 'sqlite';
+  readonly events = new LocalEventBus();
+  private db: Database.Database | undefined;
+  private statements: ReturnType<SqliteStore['prepare']> | undefined;
+
+  constructor(private readonly options: SqliteStoreOptions) {}
+
+  async init(): Promise<void> {
+    if (this.db) return;
+    if (this.options.path !== ':memory:') mkdirSync(dirname(this.options.path), { recursive: true });
+    const db = new Database(this.options.path);
+    db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${this.options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
+    migrate(db);
+    this.db = db;
+    this.statements = this.prepare(db);
+  }
+
+  async close(): Promise<void> {
+    await this.events.close();
+    this.db?.close();
+    this.db = undefined;
+    this.statements = undefined;
+  }
+
+  async insert(record: TaskRecord): Promise<InsertResult> {
+    const s = this.stmts();
+    try {
+      s.insert.run(columns(record));
+      return { inserted: true };
+    } catch (error) {
+      if (!isConstraintError(error)) throw error;
+      if (s.exists.get(record.taskId)) return { inserted: false, reason: 'duplicate_id' };
+      const existing =
+        record.idempotencyKey === undefined ? undefined : this.readKey(record.owner, record.idempotencyKey);
+      if (existing) return { inserted: false, reason: 'duplicate_key', existing };
+      throw error;
+    }
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    return decode(this.stmts().get.get(taskId) as Row | undefined);
+  }
+
+  async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined> {
+    return this.readKey(owner, key);
+  }
+
+  async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
+    // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent.
+    return this.stmts().replace.run({ ...columns(next), expected: expectedVersion }).changes === 1;
+  }
+
+  async delete(taskId: string): Promise<boolean> {
+    return this.stmts().delete.run(taskId).changes === 1;
+  }
+
+  async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
+    const s = this.stmts();
+    const rows = options.after
+      ? s.listAfter.all({
+          owner,
+          now: options.now,
+          limit: options.limit,
+          c: options.after.createdAt,
+          i: options.after.taskId,
+        })
+      : s.listFirst.all({ owner, now: options.now, limit: options.limit });
+    return (rows as Row[]).map((row) => decode(row) as TaskRecord);
+  }
+
+  async countActive(owner: string): Promise<number> {
+    return (this.stmts().countActive.get(owner) as { n: number }).n;
+  }
+
+  async sweepExpired(now: number, limit: number): Promise<TaskRecord[]> {
+    const s = this.stmts();
+    const db = this.database();
+    return db.transaction(() => {
+      const rows = s.expired.all(now, limit) as Array<Row & { task_id: string }>;
+      for (const row of rows) s.delete.run(row.task_id);
+      return rows.map((row) => decode(row) as TaskRecord);
+    })();
+  }
+
+  async findStale(now: number, limit: number): Promise<TaskRecord[]> {
+    return (this.stmts().stale.all(now, limit) as Row[]).map((row) => decode(row) as TaskRecord);
+  }
+
+  async renewLeases(runner: string, leaseUntil: number): Promise<void> {
+    this.stmts().renew.run(leaseUntil, runner);
+  }
+
+  async getSecret(): Promise<Uint8Array> {
+    const s = this.stmts();
+    s.insertSecret.run(randomBytes(32));
+    return (s.secret.get() as { value: Buffer }).value;
+  }
+
+  private readKey(owner: string, key: string): TaskRecord | undefined {
+    return decode(this.stmts().byKey.get(owner, key) as Row | undefined);
+  }
+
+  private database(): Database.Database {
+    if (!this.db) throw new Error('SqliteStore is not initialised (call init)');
+    return this.db;
+  }
+
+  private stmts(): NonNullable<SqliteStore['statements']> {
+    if (!this.statements) throw new Error('SqliteStore is not initialised (call init)');
+    return this.statements;
+  }
+
+  private prepare(db: Database.Database) {
+    return {
+      insert: db.prepare(
+        `INSERT INTO mcp_tasks (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data)
+         VALUES (@task_id, @owner, @status, @created_at, @expires_at, @idempotency_key, @runner, @lease_until, @version, @data)`,
+      ),
+      exists: db.prepare('SELECT 1 FROM mcp_tasks WHERE task_id = ?').pluck(),
+      get: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE task_id = ?'),
+      byKey: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE owner = ? AND idempotency_key = ?'),
+      replace: db.prepare(
+        `UPDATE mcp_tasks SET status = @status, expires_at = @expires_at, runner = @runner, lease_until = @lease_until,
+           version = @version, data = @data
+         WHERE task_id = @task_id AND version = @expected`,
+      ),
+      delete: db.prepare('DELETE FROM mcp_tasks WHERE task_id = ?'),
+      listFirst: db.prepare(
+        `SELECT data, lease_until FROM mcp_tasks
+         WHERE owner = @owner AND (expires_at IS NULL OR expires_at > @now)
+         ORDER BY created_at DESC, task_id DESC LIMIT @limit`,
+      ),
+      listAfter: db.prepare(
+        `SELECT data, lease_until FROM mcp_tasks
+         WHERE owner = @owner AND (created_at, task_id) < (@c, @i) AND (expires_at IS NULL OR expires_at > @now)
+         ORDER BY created_at DESC, task_id DESC LIMIT @limit`,
+      ),
+      countActive: db.prepare(`SELECT count(*) AS n FROM mcp_tasks WHERE owner = ? AND ${ACTIVE}`),
+      expired: db.prepare(
+        `SELECT task_id, data, lease_until FROM mcp_tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
+      ),
+      stale: db.prepare(
+        `SELECT data, lease_until FROM mcp_tasks WHERE lease_until IS NOT NULL AND lease_until < ? AND ${ACTIVE} LIMIT ?`,
+      ),
+      renew: db.prepare(
+        `UPDATE mcp_tasks SET lease_until = ? WHERE runner = ? AND lease_until IS NOT NULL AND ${ACTIVE}`,
+      ),
+      insertSecret: db.prepare(`INSERT OR IGNORE INTO mcp_tasks_meta (key, value) VALUES ('cursor_secret', ?)`),
+      secret: db.prepare(`SELECT value FROM mcp_tasks_meta WHERE key = 'cursor_secret'`),
+    };
+  }
+}
+
+function migrate(db: Database.Database): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  db.transaction(() => {
+    for (let version = current; version < SQLITE_MIGRATIONS.length; version++) {
+      db.exec(SQLITE_MIGRATIONS[version] as string);
+    }
+    db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+  }).immediate();
+}
+
+function columns(record: TaskRecord) {
+  return {
+    task_id: record.taskId,
+    owner: record.owner,
+    status: record.status,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    idempotency_key: record.idempotencyKey ?? null,
+    runner: record.runner ?? null,
+    lease_until: record.leaseUntil ?? null,
+    version: record.version,
+    data: JSON.stringify(record),
+  };
+}
+
+function decode(row: Row | undefined): TaskRecord | undefined {
+  if (!row) return undefined;
+  const record = JSON.parse(row.data) as TaskRecord;
+  // The lease column is renewed in place without rewriting the record.
+  if (row.lease_until === null) delete record.leaseUntil;
+  else record.leaseUntil = row.lease_until;
+  return record;
+}
+
+function isConstraintError(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    'code' in error &&
+    String((error as { code: unknown }).code).startsWith('SQLITE_CONSTRAINT')
+  );
+}

@@ -1,0 +1,24 @@
+/** Schema migrations, applied in order; `PRAGMA user_version` records how many ran. Never edit a released step. */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE mcp_tasks (
+    task_id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER,
+    idempotency_key TEXT,
+    runner TEXT,
+    lease_until INTEGER,
+    version INTEGER NOT NULL,
+    data TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE INDEX mcp_tasks_owner_created ON mcp_tasks (owner, created_at DESC, task_id DESC);
+  CREATE UNIQUE INDEX mcp_tasks_owner_key ON mcp_tasks (owner, idempotency_key) WHERE idempotency_key IS NOT NULL;
+  CREATE INDEX mcp_tasks_expires ON mcp_tasks (expires_at) WHERE expires_at IS NOT NULL;
+  CREATE INDEX mcp_tasks_lease ON mcp_tasks (lease_until) WHERE lease_until IS NOT NULL AND status IN ('working', 'input_required');
+  CREATE INDEX mcp_tasks_active_owner ON mcp_tasks (owner) WHERE status IN ('working', 'input_required');
+  CREATE INDEX mcp_tasks_runner ON mcp_tasks (runner) WHERE runner IS NOT NULL;
+  CREATE TABLE mcp_tasks_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
+  `,
+];

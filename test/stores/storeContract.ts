@@ -1,0 +1,240 @@
+import { describe, expect, it, beforeEach, afterEach } from 'vitest';
+
+import type { TaskRecord, TaskStore } from '../../src/engine/index.js';
+import { makeRecord } from '../helpers/records.js';
+
+export interface StoreHarness {
+  /** A fresh, empty, initialised store. */
+  create(): Promise<TaskStore>;
+  /** A second store instance on the same backend as `store` (another process would see the same), if supported. */
+  sibling?(store: TaskStore): Promise<TaskStore>;
+}
+
+/** The contract every TaskStore passes unchanged (memory, SQLite, PostgreSQL, Redis). */
+export function storeContract(name: string, harness: StoreHarness): void {
+  describe(`TaskStore contract: ${name}`, () => {
+    let store: TaskStore;
+    const opened: TaskStore[] = [];
+
+    beforeEach(async () => {
+      store = await harness.create();
+      opened.push(store);
+    });
+
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+    });
+
+    it('round-trips a record exactly', async () => {
+      const record = makeRecord({
+        statusMessage: 'hello',
+        pollIntervalMs: 500,
+        progressToken: 'tok-1',
+        idempotencyKey: 'key-1',
+        outcome: { kind: 'error', error: { code: -32000, message: 'boom', data: { nested: [1, 'two', null] } } },
+        inputRequests: { 'input-1': { method: 'elicitation/create', params: { message: 'Name?' }, createdAt: 5 } },
+        meta: { sessionId: 's1', unicode: 'ünïcødé ✓' },
+        runner: 'r1',
+        leaseUntil: Date.now() + 1000,
+      });
+      expect(await store.insert(record)).toEqual({ inserted: true });
+      expect(await store.get(record.taskId)).toEqual(record);
+    });
+
+    it('returns undefined for a missing task and false when deleting it', async () => {
+      expect(await store.get('missing')).toBeUndefined();
+      expect(await store.delete('missing')).toBe(false);
+    });
+
+    it('hands out copies: changing a returned record does not change the stored one', async () => {
+      const record = makeRecord();
+      await store.insert(record);
+      const copy = (await store.get(record.taskId)) as TaskRecord;
+      copy.status = 'failed';
+      copy.meta['x'] = 1;
+      expect(await store.get(record.taskId)).toEqual(record);
+    });
+
+    it('refuses a duplicate task id', async () => {
+      const record = makeRecord();
+      await store.insert(record);
+      expect(await store.insert({ ...record, owner: 'other' })).toEqual({ inserted: false, reason: 'duplicate_id' });
+    });
+
+    it('keeps idempotency keys unique per owner and reports the holder', async () => {
+      const first = makeRecord({ idempotencyKey: 'k' });
+      await store.insert(first);
+      const second = makeRecord({ idempotencyKey: 'k' });
+      const result = await store.insert(second);
+      expect(result).toEqual({ inserted: false, reason: 'duplicate_key', existing: first });
+      expect(await store.get(second.taskId)).toBeUndefined();
+      // The same key under another owner is a different key.
+      expect(await store.insert(makeRecord({ idempotencyKey: 'k', owner: 'owner-b' }))).toEqual({ inserted: true });
+      expect((await store.getByIdempotencyKey('owner-a', 'k'))?.taskId).toBe(first.taskId);
+      expect(await store.getByIdempotencyKey('owner-c', 'k')).toBeUndefined();
+    });
+
+    it('frees an idempotency key when its task is deleted', async () => {
+      const first = makeRecord({ idempotencyKey: 'k' });
+      await store.insert(first);
+      await store.delete(first.taskId);
+      expect(await store.getByIdempotencyKey('owner-a', 'k')).toBeUndefined();
+      expect(await store.insert(makeRecord({ idempotencyKey: 'k' }))).toEqual({ inserted: true });
+    });
+
+    it('replaces only at the expected version (compare-and-set)', async () => {
+      const record = makeRecord();
+      await store.insert(record);
+      const next = { ...record, status: 'completed' as const, version: 2 };
+      expect(await store.replace(next, 1)).toBe(true);
+      expect(await store.replace({ ...record, status: 'cancelled', version: 2 }, 1)).toBe(false);
+      expect((await store.get(record.taskId))?.status).toBe('completed');
+      expect(await store.replace({ ...record, version: 2 }, 1)).toBe(false);
+      expect(await store.replace({ ...makeRecord(), version: 2 }, 1)).toBe(false);
+    });
+
+    it('lets exactly one of many concurrent writers win a compare-and-set', async () => {
+      const record = makeRecord();
+      await store.insert(record);
+      const statuses = ['completed', 'failed', 'cancelled'] as const;
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          store.replace({ ...record, status: statuses[i % 3] as TaskRecord['status'], version: 2 }, 1),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = statuses[results.indexOf(true) % 3];
+      expect((await store.get(record.taskId))?.status).toBe(winner);
+    });
+
+    it('lists one owner only, newest first, with keyset pages that neither skip nor repeat', async () => {
+      const base = 1_700_000_000_000;
+      const mine: TaskRecord[] = [];
+      for (let i = 0; i < 23; i++) {
+        // Groups of equal createdAt exercise the task-id tie-break.
+        const record = makeRecord({ createdAt: base + Math.floor(i / 4), expiresAt: null });
+        mine.push(record);
+        await store.insert(record);
+        await store.insert(makeRecord({ owner: 'owner-b', createdAt: base + i, expiresAt: null }));
+      }
+      const expected = [...mine]
+        .sort((a, b) => b.createdAt - a.createdAt || (a.taskId < b.taskId ? 1 : -1))
+        .map((r) => r.taskId);
+      const seen: string[] = [];
+      let after: { createdAt: number; taskId: string } | undefined;
+      for (;;) {
+        const page = await store.list('owner-a', { limit: 5, now: base, ...(after && { after }) });
+        seen.push(...page.map((r) => r.taskId));
+        if (page.length < 5) break;
+        const last = page[page.length - 1] as TaskRecord;
+        after = { createdAt: last.createdAt, taskId: last.taskId };
+      }
+      expect(seen).toEqual(expected);
+      expect(await store.list('nobody', { limit: 5, now: base })).toEqual([]);
+    });
+
+    it('leaves expired tasks out of lists', async () => {
+      const now = Date.now();
+      const live = makeRecord({ expiresAt: now + 10_000 });
+      const dead = makeRecord({ expiresAt: now - 1 });
+      const forever = makeRecord({ expiresAt: null });
+      for (const r of [live, dead, forever]) await store.insert(r);
+      const listed = (await store.list('owner-a', { limit: 10, now })).map((r) => r.taskId).sort();
+      expect(listed).toEqual([live.taskId, forever.taskId].sort());
+    });
+
+    it('counts only the owner’s non-terminal tasks', async () => {
+      await store.insert(makeRecord());
+      await store.insert(makeRecord({ status: 'input_required' }));
+      await store.insert(makeRecord({ status: 'completed' }));
+      await store.insert(makeRecord({ owner: 'owner-b' }));
+      const task = makeRecord();
+      await store.insert(task);
+      expect(await store.countActive('owner-a')).toBe(3);
+      await store.replace({ ...task, status: 'cancelled', version: 2 }, 1);
+      expect(await store.countActive('owner-a')).toBe(2);
+    });
+
+    it('sweeps expired tasks in bounded batches and leaves the rest', async () => {
+      const now = Date.now();
+      const expired = Array.from({ length: 7 }, (_, i) => makeRecord({ expiresAt: now - 1000 + i }));
+      const kept = [makeRecord({ expiresAt: now + 60_000 }), makeRecord({ expiresAt: null })];
+      for (const r of [...expired, ...kept]) await store.insert(r);
+      const first = await store.sweepExpired(now, 5);
+      const second = await store.sweepExpired(now, 5);
+      expect(first).toHaveLength(5);
+      expect(second).toHaveLength(2);
+      expect([...first, ...second].map((r) => r.taskId).sort()).toEqual(expired.map((r) => r.taskId).sort());
+      expect(await store.sweepExpired(now, 5)).toEqual([]);
+      for (const r of expired) expect(await store.get(r.taskId)).toBeUndefined();
+      for (const r of kept) expect(await store.get(r.taskId)).toBeDefined();
+    });
+
+    it('sweeps a task by its current expiry, not an earlier one', async () => {
+      const now = Date.now();
+      const record = makeRecord({ expiresAt: now - 10 });
+      await store.insert(record);
+      await store.replace({ ...record, expiresAt: now + 60_000, version: 2 }, 1);
+      expect(await store.sweepExpired(now, 10)).toEqual([]);
+      expect(await store.get(record.taskId)).toBeDefined();
+    });
+
+    it('finds non-terminal tasks whose lease ran out, and renews leases per runner', async () => {
+      const now = Date.now();
+      const stale = makeRecord({ runner: 'dead', leaseUntil: now - 1 });
+      const fresh = makeRecord({ runner: 'alive', leaseUntil: now + 10_000 });
+      const done = makeRecord({ runner: 'dead', leaseUntil: now - 1, status: 'completed' });
+      const unleased = makeRecord();
+      for (const r of [stale, fresh, done, unleased]) await store.insert(r);
+      expect((await store.findStale(now, 10)).map((r) => r.taskId)).toEqual([stale.taskId]);
+      await store.renewLeases('dead', now + 5000);
+      expect(await store.findStale(now, 10)).toEqual([]);
+      expect((await store.get(stale.taskId))?.leaseUntil).toBe(now + 5000);
+      expect((await store.get(done.taskId))?.leaseUntil).toBe(now - 1);
+    });
+
+    it('keeps one secret per backend', async () => {
+      const secret = await store.getSecret();
+      expect(secret.byteLength).toBeGreaterThanOrEqual(32);
+      expect(Buffer.from(await store.getSecret()).equals(Buffer.from(secret))).toBe(true);
+      if (harness.sibling) {
+        const sibling = await harness.sibling(store);
+        opened.push(sibling);
+        expect(Buffer.from(await sibling.getSecret()).equals(Buffer.from(secret))).toBe(true);
+      }
+    });
+
+    it('shares tasks with a sibling instance on the same backend', async () => {
+      if (!harness.sibling) return;
+      const sibling = await harness.sibling(store);
+      opened.push(sibling);
+      const record = makeRecord();
+      await store.insert(record);
+      expect(await sibling.get(record.taskId)).toEqual(record);
+      expect(await sibling.replace({ ...record, status: 'completed', version: 2 }, 1)).toBe(true);
+      expect((await store.get(record.taskId))?.status).toBe('completed');
+    });
+
+    it('delivers events to subscribers of that task only', async () => {
+      const calls: string[] = [];
+      const off = store.events.subscribe('t1', () => calls.push('t1'));
+      const offOther = store.events.subscribe('t2', () => calls.push('t2'));
+      await store.events.publish('t1');
+      await waitUntil(() => calls.includes('t1'));
+      off();
+      await store.events.publish('t1');
+      await store.events.publish('t2');
+      await waitUntil(() => calls.includes('t2'));
+      offOther();
+      expect(calls.filter((c) => c === 't1')).toHaveLength(1);
+    });
+  });
+}
+
+export async function waitUntil(predicate: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Integration suites spawn servers and databases; two cores in CI.
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
