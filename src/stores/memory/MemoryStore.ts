@@ -10,6 +10,19 @@ import {
 } from '../../engine/index.js';
 import { MinHeap } from './MinHeap.js';
 
+/** A stored task: the indexed fields as values, the whole record as JSON. */
+interface Stored {
+  json: string;
+  owner: string;
+  active: boolean;
+  expiresAt: number | null;
+  version: number;
+  runner: string | undefined;
+  leaseUntil: number | undefined;
+  idempotencyKey: string | undefined;
+  createdAt: number;
+}
+
 /** Position order: newest first, ties by task id descending. Negative when `a` sorts before `b`. */
 function compareDesc(a: ListPosition, b: ListPosition): number {
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
@@ -18,16 +31,18 @@ function compareDesc(a: ListPosition, b: ListPosition): number {
 
 /**
  * Keeps tasks in process memory: for tests, demos and single-process servers that need no durability.
- * Records are copied in and out, so callers can never change stored state behind the store's back.
+ * Records are kept serialised: callers can never change stored state behind the store's back, and 100k stored
+ * tasks are 100k strings rather than 100k object graphs for the garbage collector to walk.
  */
 export class MemoryStore implements TaskStore {
   readonly kind = 'memory';
   readonly events = new LocalEventBus();
-  private readonly tasks = new Map<string, TaskRecord>();
+  private readonly tasks = new Map<string, Stored>();
   private readonly byKey = new Map<string, string>();
   /** Per owner, positions sorted newest first. */
   private readonly byOwner = new Map<string, ListPosition[]>();
-  private readonly active = new Set<string>();
+  private readonly activeByOwner = new Map<string, number>();
+  private readonly leased = new Set<string>();
   private readonly expiry = new MinHeap<string>();
   private readonly secret = randomBytes(32);
 
@@ -41,45 +56,45 @@ export class MemoryStore implements TaskStore {
     if (this.tasks.has(record.taskId)) return { inserted: false, reason: 'duplicate_id' };
     if (record.idempotencyKey !== undefined) {
       const holder = this.byKey.get(keyOf(record.owner, record.idempotencyKey));
-      const existing = holder === undefined ? undefined : this.tasks.get(holder);
-      if (existing) return { inserted: false, reason: 'duplicate_key', existing: structuredClone(existing) };
+      const existing = holder === undefined ? undefined : this.read(holder);
+      if (existing) return { inserted: false, reason: 'duplicate_key', existing };
     }
-    this.write(structuredClone(record));
+    this.write(record);
     const positions = this.byOwner.get(record.owner) ?? [];
-    positions.splice(this.insertionIndex(positions, record), 0, { createdAt: record.createdAt, taskId: record.taskId });
+    positions.splice(insertionIndex(positions, record), 0, { createdAt: record.createdAt, taskId: record.taskId });
     this.byOwner.set(record.owner, positions);
     if (record.idempotencyKey !== undefined) this.byKey.set(keyOf(record.owner, record.idempotencyKey), record.taskId);
     return { inserted: true };
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    const record = this.tasks.get(taskId);
-    return record && structuredClone(record);
+    return this.read(taskId);
   }
 
   async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined> {
     const taskId = this.byKey.get(keyOf(owner, key));
-    return taskId === undefined ? undefined : this.get(taskId);
+    return taskId === undefined ? undefined : this.read(taskId);
   }
 
   async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
     const current = this.tasks.get(next.taskId);
     if (!current || current.version !== expectedVersion) return false;
-    this.write(structuredClone(next));
+    this.write(next);
     return true;
   }
 
   async delete(taskId: string): Promise<boolean> {
-    const record = this.tasks.get(taskId);
-    if (!record) return false;
+    const stored = this.tasks.get(taskId);
+    if (!stored) return false;
     this.tasks.delete(taskId);
-    this.active.delete(taskId);
-    if (record.idempotencyKey !== undefined) this.byKey.delete(keyOf(record.owner, record.idempotencyKey));
-    const positions = this.byOwner.get(record.owner);
+    this.leased.delete(taskId);
+    if (stored.active) this.countActiveChange(stored.owner, -1);
+    if (stored.idempotencyKey !== undefined) this.byKey.delete(keyOf(stored.owner, stored.idempotencyKey));
+    const positions = this.byOwner.get(stored.owner);
     if (positions) {
-      const index = this.insertionIndex(positions, record);
+      const index = insertionIndex(positions, { createdAt: stored.createdAt, taskId });
       if (positions[index]?.taskId === taskId) positions.splice(index, 1);
-      if (positions.length === 0) this.byOwner.delete(record.owner);
+      if (positions.length === 0) this.byOwner.delete(stored.owner);
     }
     return true;
   }
@@ -89,21 +104,20 @@ export class MemoryStore implements TaskStore {
     let index = 0;
     if (options.after) {
       const after = options.after;
-      index = this.insertionIndex(positions, after);
+      index = insertionIndex(positions, after);
       while (index < positions.length && compareDesc(positions[index] as ListPosition, after) <= 0) index++;
     }
     const page: TaskRecord[] = [];
     for (; index < positions.length && page.length < options.limit; index++) {
-      const record = this.tasks.get((positions[index] as ListPosition).taskId);
-      if (record && (record.expiresAt === null || record.expiresAt > options.now)) page.push(structuredClone(record));
+      const taskId = (positions[index] as ListPosition).taskId;
+      const stored = this.tasks.get(taskId);
+      if (stored && (stored.expiresAt === null || stored.expiresAt > options.now)) page.push(this.read(taskId) as TaskRecord);
     }
     return page;
   }
 
   async countActive(owner: string): Promise<number> {
-    let count = 0;
-    for (const taskId of this.active) if (this.tasks.get(taskId)?.owner === owner) count++;
-    return count;
+    return this.activeByOwner.get(owner) ?? 0;
   }
 
   async sweepExpired(now: number, limit: number): Promise<TaskRecord[]> {
@@ -112,29 +126,29 @@ export class MemoryStore implements TaskStore {
       const key = this.expiry.peekKey();
       if (key === undefined || key > now) break;
       const entry = this.expiry.pop() as { key: number; value: string };
-      const record = this.tasks.get(entry.value);
+      const stored = this.tasks.get(entry.value);
       // Heap entries are not removed on update; skip the ones that no longer match the record.
-      if (!record || record.expiresAt !== entry.key) continue;
-      await this.delete(record.taskId);
-      removed.push(record);
+      if (!stored || stored.expiresAt !== entry.key) continue;
+      removed.push(this.read(entry.value) as TaskRecord);
+      await this.delete(entry.value);
     }
     return removed;
   }
 
   async findStale(now: number, limit: number): Promise<TaskRecord[]> {
     const stale: TaskRecord[] = [];
-    for (const taskId of this.active) {
-      const record = this.tasks.get(taskId);
-      if (record?.leaseUntil !== undefined && record.leaseUntil < now) stale.push(structuredClone(record));
+    for (const taskId of this.leased) {
+      const stored = this.tasks.get(taskId);
+      if (stored?.leaseUntil !== undefined && stored.leaseUntil < now) stale.push(this.read(taskId) as TaskRecord);
       if (stale.length >= limit) break;
     }
     return stale;
   }
 
   async renewLeases(runner: string, leaseUntil: number): Promise<void> {
-    for (const taskId of this.active) {
-      const record = this.tasks.get(taskId);
-      if (record?.runner === runner) record.leaseUntil = leaseUntil;
+    for (const taskId of this.leased) {
+      const stored = this.tasks.get(taskId);
+      if (stored?.runner === runner) stored.leaseUntil = leaseUntil;
     }
   }
 
@@ -142,26 +156,53 @@ export class MemoryStore implements TaskStore {
     return this.secret;
   }
 
-  private write(record: TaskRecord): void {
-    const previous = this.tasks.get(record.taskId);
-    this.tasks.set(record.taskId, record);
-    if (isTerminal(record.status)) this.active.delete(record.taskId);
-    else this.active.add(record.taskId);
-    if (record.expiresAt !== null && record.expiresAt !== previous?.expiresAt)
-      this.expiry.push(record.expiresAt, record.taskId);
+  private read(taskId: string): TaskRecord | undefined {
+    const stored = this.tasks.get(taskId);
+    if (!stored) return undefined;
+    const record = JSON.parse(stored.json) as TaskRecord;
+    // Leases are renewed in place without rewriting the record.
+    if (stored.leaseUntil === undefined) delete record.leaseUntil;
+    else record.leaseUntil = stored.leaseUntil;
+    return record;
   }
 
-  /** First index whose position does not sort before `position` (binary search). */
-  private insertionIndex(positions: ListPosition[], position: ListPosition): number {
-    let low = 0;
-    let high = positions.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (compareDesc(positions[mid] as ListPosition, position) < 0) low = mid + 1;
-      else high = mid;
-    }
-    return low;
+  private write(record: TaskRecord): void {
+    const previous = this.tasks.get(record.taskId);
+    const active = !isTerminal(record.status);
+    this.tasks.set(record.taskId, {
+      json: JSON.stringify(record),
+      owner: record.owner,
+      active,
+      expiresAt: record.expiresAt,
+      version: record.version,
+      runner: record.runner,
+      leaseUntil: record.leaseUntil,
+      idempotencyKey: record.idempotencyKey,
+      createdAt: record.createdAt,
+    });
+    if (active !== (previous?.active ?? false)) this.countActiveChange(record.owner, active ? 1 : -1);
+    if (active && record.leaseUntil !== undefined) this.leased.add(record.taskId);
+    else this.leased.delete(record.taskId);
+    if (record.expiresAt !== null && record.expiresAt !== previous?.expiresAt) this.expiry.push(record.expiresAt, record.taskId);
   }
+
+  private countActiveChange(owner: string, delta: number): void {
+    const count = (this.activeByOwner.get(owner) ?? 0) + delta;
+    if (count === 0) this.activeByOwner.delete(owner);
+    else this.activeByOwner.set(owner, count);
+  }
+}
+
+/** First index whose position does not sort before `position` (binary search). */
+function insertionIndex(positions: ListPosition[], position: ListPosition): number {
+  let low = 0;
+  let high = positions.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (compareDesc(positions[mid] as ListPosition, position) < 0) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 function keyOf(owner: string, key: string): string {

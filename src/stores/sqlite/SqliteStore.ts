@@ -23,6 +23,8 @@ export interface SqliteStoreOptions {
   durability?: 'full' | 'normal';
   /** How long a writer waits for another process holding the lock. Default 5 s. */
   busyTimeoutMs?: number;
+  /** Page cache size in MiB. Default 64. */
+  cacheMiB?: number;
 }
 
 interface Row {
@@ -51,6 +53,8 @@ export class SqliteStore implements TaskStore {
     db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${this.options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
+    // A larger page cache keeps lookups on a 100k-task database as cheap as on a small one.
+    db.pragma(`cache_size = -${(this.options.cacheMiB ?? 64) * 1024}`);
     migrate(db);
     this.db = db;
     this.statements = this.prepare(db);

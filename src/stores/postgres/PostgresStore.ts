@@ -1,0 +1,271 @@
+import { randomBytes } from 'node:crypto';
+
+import pg from 'pg';
+
+import type {
+  EngineLogger,
+  InsertResult,
+  ListPosition,
+  TaskRecord,
+  TaskStore,
+} from '../../engine/index.js';
+import { migratePostgres } from './migrations.js';
+import { PgEventBus } from './PgEventBus.js';
+import { pgNames, type PgNames } from './pgNames.js';
+
+export interface PostgresStoreOptions {
+  /** Connection for the store's own pool and for the LISTEN connection. Required unless `pool` is given. */
+  connectionString?: string;
+  /** An existing pool to share; `close()` leaves it open. The LISTEN connection copies its settings. */
+  pool?: pg.Pool;
+  /** Size of the store's own pool. Default 10. */
+  poolSize?: number;
+  /** Schema of the tables (created when missing). Default 'public'. */
+  schema?: string;
+  /** Table name and prefix of the other tables and indexes. Default 'mcp_tasks'. */
+  tablePrefix?: string;
+  /** NOTIFY channel. Default: derived from schema and prefix (just the prefix in 'public'). */
+  channel?: string;
+  logger?: Pick<EngineLogger, 'warn'>;
+}
+
+interface Row {
+  data: TaskRecord;
+  lease_until: number | null;
+}
+
+const ACTIVE = `status IN ('working', 'input_required')`;
+const COLUMNS = 'task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data';
+const SECRET_KEY = 'cursor_secret';
+
+/** BIGINT columns hold epoch milliseconds and versions, all safe integers: read them as numbers, not strings. */
+const INT8_OID = 20;
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/**
+ * Tasks in one PostgreSQL table, shared by every process using the same database, schema and prefix.
+ * The record is kept whole in `data`; the columns beside it exist for indexes, the compare-and-set and the lease,
+ * which `renewLeases` updates in place (the column wins over the copy in `data` while the task is active).
+ */
+export class PostgresStore implements TaskStore {
+  readonly kind = 'postgres';
+  readonly events: PgEventBus;
+  private readonly pool: pg.Pool;
+  private readonly ownPool: boolean;
+  private readonly names: PgNames;
+  private readonly schema: string;
+  private initialising: Promise<void> | undefined;
+  private secret: Uint8Array | undefined;
+  private closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    if (!options.pool && !options.connectionString) throw new Error('PostgresStore needs a connectionString or a pool');
+    this.schema = options.schema ?? 'public';
+    this.names = pgNames(this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.ownPool = !options.pool;
+    this.pool =
+      options.pool ??
+      new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, types });
+    // An idle pooled connection that dies emits 'error' on the pool; unhandled, it would crash the process.
+    if (this.ownPool) {
+      this.pool.on('error', (error) => options.logger?.warn({ error: String(error) }, 'postgres pool connection lost'));
+    }
+    const listenerConfig: pg.ClientConfig = options.pool
+      ? { ...options.pool.options }
+      : { connectionString: options.connectionString };
+    this.events = new PgEventBus({
+      pool: this.pool,
+      listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },
+      channel: options.channel ?? this.names.channel,
+      ...(options.logger && { logger: options.logger }),
+    });
+  }
+
+  /** Applies migrations and opens the LISTEN connection. */
+  init(): Promise<void> {
+    this.initialising ??= (async () => {
+      await migratePostgres(this.pool, this.names, this.schema);
+      await this.events.start();
+    })();
+    return this.initialising;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.events.close();
+    if (this.ownPool) await this.pool.end();
+  }
+
+  async insert(record: TaskRecord): Promise<InsertResult> {
+    const t = this.names.tasks;
+    // ON CONFLICT DO NOTHING covers the primary key and the idempotency index without aborting anything;
+    // the loop only repeats if the conflicting row disappears before it can be reported.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const inserted = await this.query(
+        `INSERT INTO ${t} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+        columns(record),
+      );
+      if (inserted.rowCount === 1) return { inserted: true };
+      const exists = await this.query(`SELECT 1 FROM ${t} WHERE task_id = $1`, [record.taskId]);
+      if (exists.rowCount === 1) return { inserted: false, reason: 'duplicate_id' };
+      if (record.idempotencyKey !== undefined) {
+        const existing = await this.getByIdempotencyKey(record.owner, record.idempotencyKey);
+        if (existing) return { inserted: false, reason: 'duplicate_key', existing };
+      }
+    }
+    throw new Error(`Could not insert task ${record.taskId}: conflicting rows kept changing`);
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    return this.one(`SELECT data, lease_until FROM ${this.names.tasks} WHERE task_id = $1`, [taskId]);
+  }
+
+  async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined> {
+    return this.one(`SELECT data, lease_until FROM ${this.names.tasks} WHERE owner = $1 AND idempotency_key = $2`, [
+      owner,
+      key,
+    ]);
+  }
+
+  async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
+    // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent. Under READ COMMITTED a
+    // writer blocked on the row re-checks `version` after the winner commits, so only one matches.
+    // owner, created_at and idempotency_key never change after insert, like the indexes built on them.
+    const result = await this.query(
+      `UPDATE ${this.names.tasks} SET status = $3, expires_at = $4, runner = $5, lease_until = $6, version = $7, data = $8
+       WHERE task_id = $1 AND version = $2`,
+      [
+        next.taskId,
+        expectedVersion,
+        next.status,
+        next.expiresAt,
+        next.runner ?? null,
+        next.leaseUntil ?? null,
+        next.version,
+        JSON.stringify(next),
+      ],
+    );
+    return result.rowCount === 1;
+  }
+
+  async delete(taskId: string): Promise<boolean> {
+    return (await this.query(`DELETE FROM ${this.names.tasks} WHERE task_id = $1`, [taskId])).rowCount === 1;
+  }
+
+  async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
+    const t = this.names.tasks;
+    const live = '(expires_at IS NULL OR expires_at > $2)';
+    // The row-value comparison walks the (owner, created_at DESC, task_id DESC) index from the cursor on.
+    const rows = options.after
+      ? await this.rows(
+          `SELECT data, lease_until FROM ${t}
+           WHERE owner = $1 AND (created_at, task_id) < ($4, $5) AND ${live}
+           ORDER BY created_at DESC, task_id DESC LIMIT $3`,
+          [owner, options.now, options.limit, options.after.createdAt, options.after.taskId],
+        )
+      : await this.rows(
+          `SELECT data, lease_until FROM ${t} WHERE owner = $1 AND ${live}
+           ORDER BY created_at DESC, task_id DESC LIMIT $3`,
+          [owner, options.now, options.limit],
+        );
+    return rows;
+  }
+
+  async countActive(owner: string): Promise<number> {
+    const result = await this.query<{ n: number }>(
+      `SELECT count(*) AS n FROM ${this.names.tasks} WHERE owner = $1 AND ${ACTIVE}`,
+      [owner],
+    );
+    return result.rows[0]?.n ?? 0;
+  }
+
+  async sweepExpired(now: number, limit: number): Promise<TaskRecord[]> {
+    const t = this.names.tasks;
+    // SKIP LOCKED: concurrent sweepers take disjoint batches, and a row being updated right now is left for later.
+    return this.rows(
+      `DELETE FROM ${t} WHERE task_id IN (
+         SELECT task_id FROM ${t} WHERE expires_at IS NOT NULL AND expires_at <= $1
+         ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       ) RETURNING data, lease_until`,
+      [now, limit],
+    );
+  }
+
+  async findStale(now: number, limit: number): Promise<TaskRecord[]> {
+    return this.rows(
+      `SELECT data, lease_until FROM ${this.names.tasks}
+       WHERE lease_until IS NOT NULL AND lease_until < $1 AND ${ACTIVE} ORDER BY lease_until LIMIT $2`,
+      [now, limit],
+    );
+  }
+
+  async renewLeases(runner: string, leaseUntil: number): Promise<void> {
+    // Only the lease column changes; `data` is not rewritten and `version` stays (a renewal is not a task change).
+    await this.query(
+      `UPDATE ${this.names.tasks} SET lease_until = $1 WHERE runner = $2 AND lease_until IS NOT NULL AND ${ACTIVE}`,
+      [leaseUntil, runner],
+    );
+  }
+
+  async getSecret(): Promise<Uint8Array> {
+    if (this.secret) return this.secret;
+    const meta = this.names.meta;
+    // The first process to get here wins; everyone else reads its value.
+    await this.query(`INSERT INTO ${meta} (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING`, [
+      SECRET_KEY,
+      randomBytes(32),
+    ]);
+    const result = await this.query<{ value: Buffer }>(`SELECT value FROM ${meta} WHERE key = $1`, [SECRET_KEY]);
+    const value = result.rows[0]?.value;
+    if (!value) throw new Error('PostgresStore: the cursor secret is missing after insert');
+    this.secret = new Uint8Array(value);
+    return this.secret;
+  }
+
+  private query<R extends pg.QueryResultRow = pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<pg.QueryResult<R>> {
+    // Per-query type parsers, so a shared pool keeps its own settings.
+    return this.pool.query<R>({ text, values, types });
+  }
+
+  private async rows(text: string, values: unknown[]): Promise<TaskRecord[]> {
+    return (await this.query<Row>(text, values)).rows.map(decode);
+  }
+
+  private async one(text: string, values: unknown[]): Promise<TaskRecord | undefined> {
+    const row = (await this.query<Row>(text, values)).rows[0];
+    return row && decode(row);
+  }
+}
+
+function columns(record: TaskRecord): unknown[] {
+  return [
+    record.taskId,
+    record.owner,
+    record.status,
+    record.createdAt,
+    record.expiresAt,
+    record.idempotencyKey ?? null,
+    record.runner ?? null,
+    record.leaseUntil ?? null,
+    record.version,
+    // Serialised here: node-postgres would send a JS array in `data` as a PostgreSQL array, not JSON.
+    JSON.stringify(record),
+  ];
+}
+
+function decode(row: Row): TaskRecord {
+  const record = row.data;
+  // The lease column is renewed in place without rewriting the record.
+  if (row.lease_until === null) delete record.leaseUntil;
+  else record.leaseUntil = row.lease_until;
+  return record;
+}

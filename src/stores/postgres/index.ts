@@ -1,0 +1,2 @@
+export { PgEventBus, type PgEventBusOptions } from './PgEventBus.js';
+export { PostgresStore, type PostgresStoreOptions } from './PostgresStore.js';

@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto';
+
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
+import { TaskEngine, type TaskStore } from '../../src/engine/index.js';
+import { PostgresStore } from '../../src/stores/postgres/index.js';
+import { makeRecord } from '../helpers/records.js';
+import { requireService } from '../helpers/services.js';
+import { storeContract, waitUntil } from './storeContract.js';
+
+const url = requireService('PostgreSQL', 'MCP_TASKS_TEST_POSTGRES_URL');
+
+if (url) {
+  // Each store gets its own schema, so every test starts empty; all of them are dropped at the end.
+  const admin = new pg.Pool({ connectionString: url, max: 2 });
+  const schemas: string[] = [];
+  const schemaOf = new WeakMap<TaskStore, string>();
+
+  const newSchema = () => {
+    const schema = `mcp_tasks_test_${randomUUID().replace(/-/g, '')}`;
+    schemas.push(schema);
+    return schema;
+  };
+  const open = async (schema: string): Promise<PostgresStore> => {
+    const store = new PostgresStore({ connectionString: url, schema, poolSize: 4 });
+    await store.init();
+    schemaOf.set(store, schema);
+    return store;
+  };
+
+  afterAll(async () => {
+    for (const schema of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  });
+
+  storeContract('postgres', {
+    async create() {
+      const schema = newSchema();
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      return open(schema);
+    },
+    async sibling(store) {
+      return open(schemaOf.get(store) as string);
+    },
+  });
+
+  describe('PostgresStore on a real server', () => {
+    const opened: Array<{ close(): Promise<void> }> = [];
+    const track = <T extends { close(): Promise<void> }>(value: T): T => {
+      opened.push(value);
+      return value;
+    };
+    afterEach(async () => {
+      for (const item of opened.splice(0)) await item.close();
+    });
+
+    it('applies migrations once when several instances start together on a new schema', async () => {
+      const schema = newSchema();
+      const stores = Array.from({ length: 4 }, () => track(new PostgresStore({ connectionString: url, schema })));
+      await Promise.all(stores.map((store) => store.init()));
+      const { rows } = await admin.query(`SELECT version FROM ${schema}.mcp_tasks_migrations`);
+      expect(rows).toEqual([{ version: 1 }]);
+      const secrets = await Promise.all(stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')));
+      expect(new Set(secrets).size).toBe(1);
+    });
+
+    it('wakes a subscriber on a sibling instance', async () => {
+      const schema = newSchema();
+      const a = track(await open(schema));
+      const b = track(await open(schema));
+      let woken = 0;
+      a.events.subscribe('task-x', () => woken++);
+      await b.events.publish('task-x');
+      await waitUntil(() => woken === 1);
+    });
+
+    it('does not wake subscribers of a store in another schema', async () => {
+      const a = track(await open(newSchema()));
+      const b = track(await open(newSchema()));
+      let woken = 0;
+      a.events.subscribe('task-y', () => woken++);
+      await b.events.publish('task-y');
+      await a.events.publish('task-z');
+      // The publish on `a` went out after the one on `b`: once the listener has it, `b`'s would have arrived.
+      let marker = false;
+      a.events.subscribe('task-z', () => (marker = true));
+      await a.events.publish('task-z');
+      await waitUntil(() => marker);
+      expect(woken).toBe(0);
+    });
+
+    it('keeps delivering events after its LISTEN connection is terminated', async () => {
+      const schema = newSchema();
+      const a = track(await open(schema));
+      const b = track(await open(schema));
+      const pid = a.events.backendPid;
+      expect(pid).toBeTypeOf('number');
+      let woken = 0;
+      a.events.subscribe('task-r', () => woken++);
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      // Reconnected on a new backend; the reconnect itself wakes subscribers once (events may have been lost).
+      await waitUntil(() => a.events.backendPid !== undefined && a.events.backendPid !== pid);
+      await waitUntil(() => woken === 1);
+      await b.events.publish('task-r');
+      await waitUntil(() => woken === 2);
+    });
+
+    it('lets concurrent sweepers take disjoint batches', async () => {
+      const schema = newSchema();
+      const a = track(await open(schema));
+      const b = track(await open(schema));
+      const now = Date.now();
+      const expired = Array.from({ length: 40 }, (_, i) => makeRecord({ expiresAt: now - 1000 + i }));
+      for (const record of expired) await a.insert(record);
+      const swept: string[] = [];
+      await Promise.all(
+        [a, b, a, b].map(async (store) => {
+          for (;;) {
+            const batch = await store.sweepExpired(now, 3);
+            swept.push(...batch.map((r) => r.taskId));
+            if (batch.length === 0) return;
+          }
+        }),
+      );
+      expect(swept.sort()).toEqual(expired.map((r) => r.taskId).sort());
+    });
+
+    it('wakes an engine waiting in one process when another finishes the task', async () => {
+      const schema = newSchema();
+      const options = { recheckIntervalMs: 60_000, sweepIntervalMs: 0, recoveryIntervalMs: 0 };
+      const waiter = track(new TaskEngine({ store: await open(schema), ...options }));
+      const worker = track(new TaskEngine({ store: await open(schema), ...options }));
+      await waiter.start();
+      await worker.start();
+      const { task } = await waiter.create({ owner: 'o', request: { method: 'tools/call', params: {} }, dialect: 't' });
+      const done = waiter.waitForTerminal(task.taskId);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await worker.complete(task.taskId, { kind: 'result', result: { content: [] } });
+      const started = Date.now();
+      expect((await done)?.status).toBe('completed');
+      expect(Date.now() - started).toBeLessThan(5000);
+    });
+  });
+}
