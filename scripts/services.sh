@@ -105,7 +105,7 @@ _svc_start_pg() {
   fi
   # fsync and synchronous_commit off: test speed only, never for real data.
   if ! _svc_as_pg "$bindir/pg_ctl" -D "$data" -l "$run/pg.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $MCP_TASKS_PG_PORT -k $run -c fsync=off -c synchronous_commit=off" \
+    -o "-c listen_addresses=127.0.0.1 -p $MCP_TASKS_PG_PORT -k '$run' -c fsync=off -c synchronous_commit=off" \
     start >&2; then
     _svc_log "postgres did not start; log follows"
     tail -n 30 "$run/pg.log" >&2
@@ -134,17 +134,24 @@ services_start() {
   MCP_TASKS_TEST_POSTGRES_URL=$(_svc_pg_url)
 }
 
-# Stops whatever this script started and removes the state directory. Idempotent; safe in an EXIT trap.
+# True while `pid` runs the named program. An exited child of a vanished parent can stay a zombie (kill -0 still
+# succeeds) until init reaps it; its cmdline is empty, so it does not count.
+_svc_running() {
+  tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline" | grep -q "$2"
+}
+
+# Stops whatever this script started and removes the state directory. Idempotent; safe in an EXIT trap, also
+# under `set -e` (no step fails when a server is already gone).
 services_stop() {
   local state="$MCP_TASKS_SERVICES_DIR" pid bindir i
   [ -d "$state" ] || return 0
   if [ -f "$state/redis.pid" ]; then
-    pid=$(cat "$state/redis.pid")
+    pid=$(cat "$state/redis.pid" 2>/dev/null) || pid=""
     # Only signal the PID if it is still our redis-server (PIDs get reused).
-    if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "redis-server"; then
-      kill -TERM "$pid" 2>/dev/null
-      for i in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    if [ -n "$pid" ] && _svc_running "$pid" redis-server; then
+      kill -TERM "$pid" 2>/dev/null || true
+      for i in $(seq 1 50); do _svc_running "$pid" redis-server || break; sleep 0.1; done
+      if _svc_running "$pid" redis-server; then kill -KILL "$pid" 2>/dev/null || true; fi
       _svc_log "redis stopped"
     fi
     rm -f "$state/redis.pid"
@@ -152,9 +159,9 @@ services_stop() {
   if [ -f "$state/pg/postmaster.pid" ]; then
     bindir=$(_svc_pg_bindir) || bindir=""
     if [ -z "$bindir" ] || ! _svc_as_pg "$bindir/pg_ctl" -D "$state/pg" -m fast -w -t 20 stop >&2; then
-      pid=$(head -n 1 "$state/pg/postmaster.pid")
-      if [ -n "$pid" ] && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "postgres"; then
-        kill -QUIT "$pid" 2>/dev/null
+      pid=$(head -n 1 "$state/pg/postmaster.pid" 2>/dev/null) || pid=""
+      if [ -n "$pid" ] && _svc_running "$pid" postgres; then
+        kill -QUIT "$pid" 2>/dev/null || true
       fi
     fi
     _svc_log "postgres stopped"

@@ -10,6 +10,7 @@ export interface JsonRpcRequest {
 
 export interface JsonRpcNotification {
   jsonrpc: '2.0';
+  id?: never;
   method: string;
   params?: Record<string, unknown>;
 }

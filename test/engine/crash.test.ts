@@ -18,7 +18,9 @@ describe('crash safety on SQLite', () => {
     let buffer = '';
     await new Promise<void>((resolve, reject) => {
       child.on('error', reject);
-      child.on('exit', (code, signal) => (signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}`))));
+      child.on('exit', (code, signal) =>
+        signal === 'SIGKILL' ? resolve() : reject(new Error(`writer exited ${code}`)),
+      );
       child.stdout.on('data', (chunk: Buffer) => {
         buffer += chunk.toString();
         const lines = buffer.split('\n');
@@ -35,7 +37,12 @@ describe('crash safety on SQLite', () => {
     for (const taskId of acknowledged) expect((await raw.get(taskId))?.status).toBe('working');
     await raw.close();
 
-    const engine = new TaskEngine({ store: new SqliteStore({ path }), leaseMs: 500, sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+    const engine = new TaskEngine({
+      store: new SqliteStore({ path }),
+      leaseMs: 500,
+      sweepIntervalMs: 0,
+      recoveryIntervalMs: 0,
+    });
     await engine.start();
     try {
       // Leases of the dead process run out within one lease; the scan then fails every task it left running.

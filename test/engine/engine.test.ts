@@ -70,8 +70,12 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
     it('makes expired tasks invisible and sweeps them at a cost of what expired', async () => {
       const clock = new ManualClock();
       const engine = await open({ clock });
-      const short = (await engine.create({ owner: 'o', request, dialect: 'test', retention: { kind: 'ttl', ttlMs: 2000 } })).task;
-      const long = (await engine.create({ owner: 'o', request, dialect: 'test', retention: { kind: 'ttl', ttlMs: 60_000 } })).task;
+      const short = (
+        await engine.create({ owner: 'o', request, dialect: 'test', retention: { kind: 'ttl', ttlMs: 2000 } })
+      ).task;
+      const long = (
+        await engine.create({ owner: 'o', request, dialect: 'test', retention: { kind: 'ttl', ttlMs: 60_000 } })
+      ).task;
       clock.advance(2000);
       await expect(engine.get('o', short.taskId)).rejects.toBeInstanceOf(TaskExpiredError);
       // A foreign caller still learns nothing, not even that it expired.
@@ -86,7 +90,12 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
     it('counts keep-alive retention from the terminal status', async () => {
       const clock = new ManualClock();
       const engine = await open({ clock });
-      const { task } = await engine.create({ owner: 'o', request, dialect: 'sep', retention: { kind: 'keepAlive', keepAliveMs: 5000 } });
+      const { task } = await engine.create({
+        owner: 'o',
+        request,
+        dialect: 'sep',
+        retention: { kind: 'keepAlive', keepAliveMs: 5000 },
+      });
       clock.advance(100_000);
       expect((await engine.get('o', task.taskId)).status).toBe('working');
       await engine.complete(task.taskId, { kind: 'result', result: { content: [] } });
@@ -137,11 +146,21 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
     it('returns the existing task for an identical idempotent retry and refuses a different request', async () => {
       const engine = await open();
       const first = await engine.create({ owner: 'o', request, dialect: 'sep', idempotencyKey: 'job-7' });
-      const again = await engine.create({ owner: 'o', request: { ...request }, dialect: 'sep', idempotencyKey: 'job-7' });
+      const again = await engine.create({
+        owner: 'o',
+        request: { ...request },
+        dialect: 'sep',
+        idempotencyKey: 'job-7',
+      });
       expect(again.created).toBe(false);
       expect(again.task.taskId).toBe(first.task.taskId);
       await expect(
-        engine.create({ owner: 'o', request: { method: 'tools/call', params: { name: 'other' } }, dialect: 'sep', idempotencyKey: 'job-7' }),
+        engine.create({
+          owner: 'o',
+          request: { method: 'tools/call', params: { name: 'other' } },
+          dialect: 'sep',
+          idempotencyKey: 'job-7',
+        }),
       ).rejects.toBeInstanceOf(TaskConflictError);
       const otherOwner = await engine.create({ owner: 'p', request, dialect: 'sep', idempotencyKey: 'job-7' });
       expect(otherOwner.created).toBe(true);
@@ -191,7 +210,10 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       ]);
       expect(a).not.toBe(b);
       expect((await engine.get('o', task.taskId)).status).toBe('input_required');
-      const partial = await engine.answerInput('o', task.taskId, { [a as string]: { result: { action: 'accept' } }, bogus: { result: {} } });
+      const partial = await engine.answerInput('o', task.taskId, {
+        [a as string]: { result: { action: 'accept' } },
+        bogus: { result: {} },
+      });
       expect(partial.accepted).toEqual([a]);
       const mid = await engine.get('o', task.taskId);
       expect(mid.status).toBe('input_required');
@@ -201,7 +223,9 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       await engine.answerInput('o', task.taskId, { [b as string]: { error: { code: -1, message: 'declined' } } });
       expect((await engine.get('o', task.taskId)).status).toBe('working');
       expect(await engine.awaitInputAnswer(task.taskId, a as string)).toEqual({ result: { action: 'accept' } });
-      expect(await engine.awaitInputAnswer(task.taskId, b as string)).toEqual({ error: { code: -1, message: 'declined' } });
+      expect(await engine.awaitInputAnswer(task.taskId, b as string)).toEqual({
+        error: { code: -1, message: 'declined' },
+      });
       const [c] = await engine.requestInput(task.taskId, [{ method: 'sampling/createMessage' }]);
       expect([a, b]).not.toContain(c);
     });

@@ -16,6 +16,7 @@ export function requireService(name: string, envVar: string): string | undefined
       });
     });
   } else {
+    console.warn(`Skipping the ${name} integration tests: ${envVar} is not set; ${hint}`);
     describe.skip(`${name} integration (skipped: ${envVar} is not set; ${hint})`, () => {
       it(`needs ${name}`, () => {});
     });

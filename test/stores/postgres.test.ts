@@ -61,7 +61,9 @@ if (url) {
       await Promise.all(stores.map((store) => store.init()));
       const { rows } = await admin.query(`SELECT version FROM ${schema}.mcp_tasks_migrations`);
       expect(rows).toEqual([{ version: 1 }]);
-      const secrets = await Promise.all(stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')));
+      const secrets = await Promise.all(
+        stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')),
+      );
       expect(new Set(secrets).size).toBe(1);
     });
 
@@ -136,8 +138,8 @@ if (url) {
       const { task } = await waiter.create({ owner: 'o', request: { method: 'tools/call', params: {} }, dialect: 't' });
       const done = waiter.waitForTerminal(task.taskId);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      await worker.complete(task.taskId, { kind: 'result', result: { content: [] } });
       const started = Date.now();
+      await worker.complete(task.taskId, { kind: 'result', result: { content: [] } });
       expect((await done)?.status).toBe('completed');
       expect(Date.now() - started).toBeLessThan(5000);
     });

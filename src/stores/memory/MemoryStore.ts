@@ -111,7 +111,8 @@ export class MemoryStore implements TaskStore {
     for (; index < positions.length && page.length < options.limit; index++) {
       const taskId = (positions[index] as ListPosition).taskId;
       const stored = this.tasks.get(taskId);
-      if (stored && (stored.expiresAt === null || stored.expiresAt > options.now)) page.push(this.read(taskId) as TaskRecord);
+      if (stored && (stored.expiresAt === null || stored.expiresAt > options.now))
+        page.push(this.read(taskId) as TaskRecord);
     }
     return page;
   }
@@ -183,7 +184,8 @@ export class MemoryStore implements TaskStore {
     if (active !== (previous?.active ?? false)) this.countActiveChange(record.owner, active ? 1 : -1);
     if (active && record.leaseUntil !== undefined) this.leased.add(record.taskId);
     else this.leased.delete(record.taskId);
-    if (record.expiresAt !== null && record.expiresAt !== previous?.expiresAt) this.expiry.push(record.expiresAt, record.taskId);
+    if (record.expiresAt !== null && record.expiresAt !== previous?.expiresAt)
+      this.expiry.push(record.expiresAt, record.taskId);
   }
 
   private countActiveChange(owner: string, delta: number): void {

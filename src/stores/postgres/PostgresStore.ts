@@ -2,13 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import pg from 'pg';
 
-import type {
-  EngineLogger,
-  InsertResult,
-  ListPosition,
-  TaskRecord,
-  TaskStore,
-} from '../../engine/index.js';
+import type { EngineLogger, InsertResult, ListPosition, TaskRecord, TaskStore } from '../../engine/index.js';
 import { migratePostgres } from './migrations.js';
 import { PgEventBus } from './PgEventBus.js';
 import { pgNames, type PgNames } from './pgNames.js';
@@ -50,7 +44,7 @@ const types = {
 /**
  * Tasks in one PostgreSQL table, shared by every process using the same database, schema and prefix.
  * The record is kept whole in `data`; the columns beside it exist for indexes, the compare-and-set and the lease,
- * which `renewLeases` updates in place (the column wins over the copy in `data` while the task is active).
+ * which `renewLeases` updates in place (reads take the lease from the column, not from `data`).
  */
 export class PostgresStore implements TaskStore {
   readonly kind = 'postgres';
@@ -69,8 +63,7 @@ export class PostgresStore implements TaskStore {
     this.names = pgNames(this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.ownPool = !options.pool;
     this.pool =
-      options.pool ??
-      new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10, types });
+      options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
     // An idle pooled connection that dies emits 'error' on the pool; unhandled, it would crash the process.
     if (this.ownPool) {
       this.pool.on('error', (error) => options.logger?.warn({ error: String(error) }, 'postgres pool connection lost'));
@@ -91,7 +84,11 @@ export class PostgresStore implements TaskStore {
     this.initialising ??= (async () => {
       await migratePostgres(this.pool, this.names, this.schema);
       await this.events.start();
-    })();
+    })().catch((error: unknown) => {
+      // Let a later init() try again (e.g. the engine restarted once the database is back).
+      this.initialising = undefined;
+      throw error;
+    });
     return this.initialising;
   }
 

@@ -39,6 +39,7 @@ const MIGRATION_LOCK = '7265139183920410391';
 /** Applies the missing steps in one transaction under an advisory lock, so processes starting together are safe. */
 export async function migratePostgres(pool: pg.Pool, names: PgNames, rawSchema: string): Promise<void> {
   const client = await pool.connect();
+  let broken: Error | undefined;
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
@@ -48,16 +49,19 @@ export async function migratePostgres(pool: pg.Pool, names: PgNames, rawSchema: 
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${names.migrations} (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
-    const { rows } = await client.query<{ v: number }>(`SELECT coalesce(max(version), 0)::int AS v FROM ${names.migrations}`);
+    const { rows } = await client.query<{ v: number }>(
+      `SELECT coalesce(max(version), 0)::int AS v FROM ${names.migrations}`,
+    );
     for (let version = rows[0]?.v ?? 0; version < POSTGRES_MIGRATIONS.length; version++) {
       await client.query((POSTGRES_MIGRATIONS[version] as (n: PgNames) => string)(names));
       await client.query(`INSERT INTO ${names.migrations} (version) VALUES ($1)`, [version + 1]);
     }
     await client.query('COMMIT');
   } catch (error) {
-    await client.query('ROLLBACK').catch(() => {});
+    // A connection that cannot even roll back is discarded rather than returned to the pool.
+    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
     throw error;
   } finally {
-    client.release();
+    client.release(broken);
   }
 }

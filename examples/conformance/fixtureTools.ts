@@ -1,0 +1,245 @@
+import {
+  acceptedContent,
+  inputRequired,
+  ProtocolError,
+  Server,
+  type CallToolResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+
+import type { ToolTaskPolicy } from '../../src/server/index.js';
+import { sleep } from '../shared/sleep.js';
+
+type Args = Record<string, unknown>;
+type ToolResult = CallToolResult | ReturnType<typeof inputRequired>;
+
+interface FixtureTool {
+  description: string;
+  inputSchema: Record<string, unknown>;
+  policy?: ToolTaskPolicy;
+  run(args: Args, ctx: ServerContext): Promise<ToolResult>;
+}
+
+/** Human-paced input: far beyond the SDK's 60 s default request timeout. */
+const HUMAN_TIMEOUT = { timeout: 24 * 60 * 60 * 1000 };
+
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
+const object = (properties: Record<string, unknown>, required: string[] = []) => ({
+  type: 'object',
+  properties,
+  required,
+});
+
+/** Sends progress for the request's token, if it carried one. */
+async function progress(ctx: ServerContext, value: number, total: number, message?: string): Promise<void> {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return;
+  await ctx.mcpReq.notify({
+    method: 'notifications/progress',
+    params: { progressToken: token, progress: value, total, ...(message && { message }) },
+  });
+}
+
+/**
+ * The fixture tools: the names and arguments the official conformance suites call (CONFORMANCE.md §4.1 and the
+ * `test_*` tools of the 0.1.x scenarios), each with its task policy.
+ */
+export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
+  greet: {
+    description: 'Greets someone (synchronous only).',
+    inputSchema: object({ name: { type: 'string' } }, ['name']),
+    run: async (args) => text(`Hello, ${String(args['name'])}!`),
+  },
+  slow_compute: {
+    description: 'Sleeps for `seconds`, reporting progress, then returns a result.',
+    inputSchema: object({ seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } }, ['seconds']),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200, retrySafe: true },
+    run: async (args, ctx) => {
+      const seconds = Number(args['seconds'] ?? 0);
+      const steps = Math.max(1, Math.ceil(seconds * 4));
+      for (let step = 0; step < steps; step++) {
+        await progress(ctx, step, steps, `computing ${String(args['label'] ?? '')} (${step}/${steps})`);
+        await sleep((seconds * 1000) / steps, ctx.mcpReq.signal);
+      }
+      await progress(ctx, steps, steps, 'done');
+      return text(`Computed ${String(args['label'] ?? 'result')} in ${seconds}s`);
+    },
+  },
+  failing_job: {
+    description: 'Works for about a second, then reports a tool error (isError).',
+    inputSchema: object({}),
+    policy: { taskSupport: 'required', pollIntervalMs: 200 },
+    run: async (_args, ctx) => {
+      await sleep(1000, ctx.mcpReq.signal);
+      return { content: [{ type: 'text', text: 'The job failed: the input data is corrupt.' }], isError: true };
+    },
+  },
+  protocol_error_job: {
+    description: 'Fails with a JSON-RPC error.',
+    inputSchema: object({}),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200 },
+    run: async (_args, ctx) => {
+      await sleep(200, ctx.mcpReq.signal);
+      throw new ProtocolError(-32603, 'protocol_error_job: the upstream service refused the request', {
+        upstream: 'inventory',
+        retryable: false,
+      });
+    },
+  },
+  confirm_delete: {
+    description: 'Asks for confirmation (one elicitation) before "deleting" a file.',
+    inputSchema: object({ filename: { type: 'string' } }, ['filename']),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200 },
+    run: async (args, ctx) => {
+      const answer = await ctx.mcpReq.elicitInput(
+        {
+          message: `Delete ${String(args['filename'])}?`,
+          requestedSchema: object({ confirm: { type: 'boolean' } }, ['confirm']),
+        } as never,
+        HUMAN_TIMEOUT,
+      );
+      const confirmed = answer.action === 'accept' && answer.content?.['confirm'] === true;
+      return text(
+        confirmed ? `Deleted ${String(args['filename'])}` : `Kept ${String(args['filename'])} (${answer.action})`,
+      );
+    },
+  },
+  multi_input: {
+    description: 'Asks two questions at once (two elicitations in parallel).',
+    inputSchema: object({}),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200 },
+    run: async (_args, ctx) => {
+      const [name, color] = await Promise.all([
+        ctx.mcpReq.elicitInput(
+          { message: 'Your name?', requestedSchema: object({ name: { type: 'string' } }, ['name']) } as never,
+          HUMAN_TIMEOUT,
+        ),
+        ctx.mcpReq.elicitInput(
+          { message: 'Favourite colour?', requestedSchema: object({ color: { type: 'string' } }, ['color']) } as never,
+          HUMAN_TIMEOUT,
+        ),
+      ]);
+      return text(
+        `name=${JSON.stringify(name.content?.['name'] ?? null)} color=${JSON.stringify(color.content?.['color'] ?? null)}`,
+      );
+    },
+  },
+  test_tool_with_task: {
+    description: 'Asks for a user name (multi-round-trip input), then works on it as a task.',
+    inputSchema: object({}),
+    policy: { taskSupport: 'required', pollIntervalMs: 200 },
+    run: async (_args, ctx) => {
+      const answer = acceptedContent(ctx.mcpReq.inputResponses, 'user_name', z.object({ name: z.string() }));
+      if (answer === undefined) {
+        return inputRequired({
+          inputRequests: {
+            user_name: inputRequired.elicit({
+              message: 'What is your name?',
+              requestedSchema: object({ name: { type: 'string' } }, ['name']) as never,
+            }),
+          },
+        });
+      }
+      await sleep(1500, ctx.mcpReq.signal);
+      return text(`Hello ${answer.name}, your task is complete.`);
+    },
+  },
+  test_simple_text: {
+    description: 'Returns simple text.',
+    inputSchema: object({}),
+    run: async () => text('This is a simple text response for testing.'),
+  },
+  test_error_handling: {
+    description: 'Always returns a tool error.',
+    inputSchema: object({}),
+    run: async () => ({
+      content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
+      isError: true,
+    }),
+  },
+  test_tool_with_progress: {
+    description: 'Reports progress 0, 50, 100.',
+    inputSchema: object({}),
+    policy: { taskSupport: 'optional', pollIntervalMs: 100 },
+    run: async (_args, ctx) => {
+      for (const value of [0, 50, 100]) {
+        await progress(ctx, value, 100);
+        if (value < 100) await sleep(50, ctx.mcpReq.signal);
+      }
+      return text('Progress test completed');
+    },
+  },
+  test_tool_with_logging: {
+    description: 'Sends three log messages.',
+    inputSchema: object({}),
+    run: async (_args, ctx) => {
+      await ctx.mcpReq.log('info', 'Tool execution started');
+      await sleep(50);
+      await ctx.mcpReq.log('info', 'Tool processing data');
+      await sleep(50);
+      await ctx.mcpReq.log('info', 'Tool execution completed');
+      return text('Logging test completed');
+    },
+  },
+  test_sampling: {
+    description: 'Asks the client for an LLM completion.',
+    inputSchema: object({ prompt: { type: 'string' } }, ['prompt']),
+    policy: { taskSupport: 'optional', pollIntervalMs: 100 },
+    run: async (args, ctx) => {
+      const result = await ctx.mcpReq.requestSampling(
+        { messages: [{ role: 'user', content: { type: 'text', text: String(args['prompt']) } }], maxTokens: 100 },
+        HUMAN_TIMEOUT,
+      );
+      const content = result.content as { type: string; text?: string };
+      return text(`LLM response: ${content.type === 'text' ? content.text : JSON.stringify(content)}`);
+    },
+  },
+  test_elicitation: {
+    description: 'Asks the user for a username and email.',
+    inputSchema: object({ message: { type: 'string' } }, ['message']),
+    policy: { taskSupport: 'optional', pollIntervalMs: 100 },
+    run: async (args, ctx) => {
+      const result = await ctx.mcpReq.elicitInput(
+        {
+          message: String(args['message']),
+          requestedSchema: object(
+            {
+              username: { type: 'string', description: "User's response" },
+              email: { type: 'string', description: "User's email address" },
+            },
+            ['username', 'email'],
+          ),
+        } as never,
+        HUMAN_TIMEOUT,
+      );
+      return text(`User response: <action: ${result.action}, content: ${JSON.stringify(result.content ?? {})}>`);
+    },
+  },
+};
+
+/** Task policies of the fixture tools, for the tasks runtime. */
+export const FIXTURE_POLICIES: Record<string, ToolTaskPolicy> = Object.fromEntries(
+  Object.entries(FIXTURE_TOOLS).flatMap(([name, tool]) => (tool.policy ? [[name, tool.policy]] : [])),
+);
+
+/** A fresh fixture server on the SDK's low-level Server, so a tool can fail with a real JSON-RPC error. */
+export function createFixtureServer(): Server {
+  const server = new Server(
+    { name: 'mcp-tasks-fixture', version: '1.0.0' },
+    { capabilities: { tools: {}, logging: {} } },
+  );
+  server.setRequestHandler('tools/list', () => ({
+    tools: Object.entries(FIXTURE_TOOLS).map(([name, tool]) => ({
+      name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as never,
+    })),
+  }));
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const tool = FIXTURE_TOOLS[request.params.name];
+    if (!tool) throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
+    return (await tool.run(request.params.arguments ?? {}, ctx)) as never;
+  });
+  return server;
+}

@@ -1,0 +1,29 @@
+import type { DialectName } from './DialectName.js';
+import type { TaskStatus } from './TaskStatus.js';
+
+/** One observation of a task, normalised across dialects (field names follow the 2026 extension). */
+export interface TaskSnapshot {
+  /** Absent for a plain (non-task) call. */
+  taskId?: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt?: string;
+  lastUpdatedAt?: string;
+  /** Retention in ms: `ttl` (2025-11-25, from creation), `ttlMs` (extension), `keepAlive` (SEP-1686, after completion). `null` is unlimited. */
+  ttlMs?: number | null;
+  /** The server's suggested gap between polls, in ms. */
+  pollIntervalMs?: number;
+  dialect: DialectName;
+  /** Local: a cancel was sent and the server's final word is still awaited. Never set by the server. */
+  cancelRequested?: boolean;
+}
+
+/** Whether two snapshots would look the same to a person watching the task. */
+export function sameVisibleState(a: TaskSnapshot | undefined, b: TaskSnapshot): boolean {
+  return (
+    a !== undefined &&
+    a.status === b.status &&
+    a.statusMessage === b.statusMessage &&
+    Boolean(a.cancelRequested) === Boolean(b.cancelRequested)
+  );
+}

@@ -1,0 +1,188 @@
+import { isTerminal, type TaskRecord } from '../../engine/index.js';
+import {
+  ErrorCodes,
+  RpcError,
+  isObject,
+  paramsOf,
+  toJsonRpcError,
+  type JsonRpcRequest,
+  type TaskOperation,
+} from '../../rpc/index.js';
+import {
+  answerError,
+  inputRequestId,
+  requireTaskId,
+  type DialectAnswer,
+  type DialectContext,
+} from '../shared/index.js';
+import { CORE_DIALECT, RELATED_TASK_META, toCoreTask } from './wireTask.js';
+
+const CANCELLED_RESULT_TEXT = 'The task was cancelled before it produced a result.';
+
+/** The methods this dialect answers, besides task-augmented `tools/call`. */
+export const CORE_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel'] as const;
+
+/**
+ * 2025-11-25 tasks (TASKS-SPEC §1): the requestor augments `tools/call` with `params.task`, the receiver answers with
+ * `CreateTaskResult` at once and serves `tasks/get|result|list|cancel`.
+ */
+export class CoreDialect {
+  /**
+   * Whether this dialect answers a `tools/call` itself: one that asks for a task, or a plain call to a tool that only
+   * runs as a task. Everything else is served by the SDK server as usual.
+   */
+  claimsToolsCall(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+    const params = paramsOf(request);
+    const name = params?.['name'];
+    if (!params || typeof name !== 'string') return false;
+    return params['task'] !== undefined || policyFor(name)?.taskSupport === 'required';
+  }
+
+  /** Answers a claimed `tools/call`: creates the task, or refuses the call. */
+  async toolsCall(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request) as Record<string, unknown>;
+    const name = params['name'] as string;
+    const support = ctx.policyFor(name)?.taskSupport ?? 'forbidden';
+    const task = params['task'];
+    if (task === undefined) {
+      // spec R7: a plain call to a `required` tool is -32601 (TASKS-SPEC A1).
+      return answerError(
+        ErrorCodes.METHOD_NOT_FOUND,
+        `Task augmentation required for tools/call requests: tool '${name}' only runs as a task`,
+      );
+    }
+    if (!isObject(task)) return answerError(ErrorCodes.INVALID_PARAMS, 'Invalid params: task must be an object');
+    // spec R5: a task on a tool that does not support it.
+    if (support === 'forbidden') {
+      return answerError(ErrorCodes.METHOD_NOT_FOUND, `Tool '${name}' does not support task-augmented calls`);
+    }
+    const ttl = task['ttl'];
+    if (ttl !== undefined && ttl !== null && (typeof ttl !== 'number' || !Number.isFinite(ttl) || ttl < 0)) {
+      return answerError(
+        ErrorCodes.INVALID_PARAMS,
+        'Invalid params: task.ttl must be a non-negative number of milliseconds',
+      );
+    }
+    const policy = ctx.policyFor(name);
+    // spec R10 R29: the requested ttl (null: unlimited), else the tool's default; the engine clamps it.
+    const requestedTtl = ttl === null ? null : typeof ttl === 'number' ? ttl : policy?.ttlMs;
+    const { task: _task, ...callParams } = params;
+    const meta = isObject(params['_meta']) ? params['_meta'] : undefined;
+    const progressToken = meta?.['progressToken'];
+    try {
+      const { task: record } = await ctx.engine.create({
+        owner: ctx.caller.owner,
+        request: { method: 'tools/call', params: callParams },
+        dialect: CORE_DIALECT,
+        ...(requestedTtl !== undefined && { retention: { kind: 'ttl' as const, ttlMs: requestedTtl } }),
+        pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
+        toolErrorStatus: 'failed',
+        retrySafe: policy?.retrySafe ?? false,
+        ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
+        meta: { connectionId: ctx.connectionId, toolName: name, clientCapabilities: ctx.clientCapabilities ?? {} },
+      });
+      ctx.onTaskCreated(record.taskId);
+      // spec R11 R15: answered once durable, status `working`.
+      return { result: { task: toCoreTask(record) } };
+    } catch (error) {
+      return { error: toJsonRpcError(error, 'create') };
+    }
+  }
+
+  /** Answers `tasks/get`, `tasks/result`, `tasks/list` or `tasks/cancel`. */
+  async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const operation: TaskOperation =
+      request.method === 'tasks/cancel' ? 'cancel' : request.method === 'tasks/list' ? 'list' : 'retrieve';
+    try {
+      const params = paramsOf(request);
+      if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
+      switch (request.method) {
+        case 'tasks/get':
+          // spec R57 R41: unknown ids are -32602; no related-task _meta on the result.
+          return { result: { ...toCoreTask(await ctx.engine.get(ctx.caller.scope, requireTaskId(params))) } };
+        case 'tasks/cancel':
+          // spec R49 R50: terminal tasks are refused; the answer is already `cancelled`.
+          return { result: { ...toCoreTask(await ctx.engine.cancel(ctx.caller.scope, requireTaskId(params))) } };
+        case 'tasks/list':
+          return await this.list(params, ctx);
+        case 'tasks/result':
+          return await this.result(requireTaskId(params), ctx);
+        default:
+          return answerError(ErrorCodes.METHOD_NOT_FOUND, 'Method not found');
+      }
+    } catch (error) {
+      return { error: toJsonRpcError(error, operation) };
+    }
+  }
+
+  private async list(params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
+    // spec R66: not offered where callers cannot be told apart.
+    if (!ctx.caller.listable)
+      return answerError(
+        ErrorCodes.METHOD_NOT_FOUND,
+        'Method not found: tasks/list is not available without an identifiable caller',
+      );
+    const cursor = params['cursor'];
+    if (cursor !== undefined && typeof cursor !== 'string')
+      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: cursor must be a string');
+    // spec R45 R46 R68: the caller's own tasks, paginated with opaque cursors.
+    const page = await ctx.engine.list(ctx.caller.owner, cursor === undefined ? {} : { cursor });
+    return {
+      result: {
+        tasks: page.tasks.map(toCoreTask),
+        ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+      },
+    };
+  }
+
+  /**
+   * spec R33 R34 R35 R36: holds the response until the task is terminal, waking on events, and meanwhile delivers
+   * the task's input requests on this request's stream (spec R24 R38, §1.10).
+   */
+  private async result(taskId: string, ctx: DialectContext): Promise<DialectAnswer> {
+    let record = await ctx.engine.get(ctx.caller.scope, taskId);
+    const delivered: string[] = [];
+    try {
+      while (!isTerminal(record.status)) {
+        await this.deliverInputs(record, ctx, delivered);
+        const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal);
+        record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
+      }
+    } finally {
+      for (const entry of delivered) ctx.inFlightInputs.delete(entry);
+    }
+    return outcomeAnswer(record);
+  }
+
+  private async deliverInputs(record: TaskRecord, ctx: DialectContext, delivered: string[]): Promise<void> {
+    for (const [key, pending] of Object.entries(record.inputRequests)) {
+      const entry = `${record.taskId}:${key}`;
+      if (ctx.inFlightInputs.has(entry)) continue;
+      ctx.inFlightInputs.add(entry);
+      delivered.push(entry);
+      const params = { ...pending.params } as Record<string, unknown>;
+      const meta = isObject(params['_meta']) ? params['_meta'] : {};
+      // spec R24 R37 R38: the request carries the task it belongs to.
+      params['_meta'] = { ...meta, [RELATED_TASK_META]: { taskId: record.taskId } };
+      await ctx.outbound.relatedRequest({
+        jsonrpc: '2.0',
+        id: inputRequestId(record.taskId, key),
+        method: pending.method,
+        params,
+      });
+    }
+  }
+}
+
+/** What `tasks/result` returns for a terminal task: exactly the stored result or JSON-RPC error. */
+function outcomeAnswer(record: TaskRecord): DialectAnswer {
+  const related = { [RELATED_TASK_META]: { taskId: record.taskId } };
+  const outcome = record.outcome;
+  if (outcome?.kind === 'error') return { error: outcome.error };
+  if (outcome?.kind === 'result') {
+    const meta = isObject(outcome.result['_meta']) ? outcome.result['_meta'] : {};
+    return { result: { ...outcome.result, _meta: { ...meta, ...related } } };
+  }
+  // A cancelled task has no outcome; a tool call "would have returned" nothing, so say so in a tool result.
+  return { result: { content: [{ type: 'text', text: CANCELLED_RESULT_TEXT }], isError: true, _meta: related } };
+}

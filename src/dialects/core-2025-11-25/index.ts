@@ -1,0 +1,3 @@
+export * from './CoreDialect.js';
+export * from './coreCapabilities.js';
+export * from './wireTask.js';

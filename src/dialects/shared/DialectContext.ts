@@ -1,0 +1,52 @@
+import type { OwnerScope, TaskEngine } from '../../engine/index.js';
+import type { JsonRpcNotification, JsonRpcRequest } from '../../rpc/index.js';
+
+/** Who is calling, as far as task ownership goes. */
+export interface Caller {
+  /** The owner new tasks get: the authenticated principal, else the session or connection. */
+  owner: string;
+  /** What reads are scoped by: the owner, or ANY_OWNER when the unguessable task id is the capability. */
+  scope: OwnerScope;
+  /** Whether callers can be told apart here, so `tasks/list` can be offered (spec R66). */
+  listable: boolean;
+  /** Whether the owner is an authenticated principal. */
+  authenticated: boolean;
+}
+
+/** How a tool may be called as a task, declared by the server author per tool. */
+export interface ToolTaskPolicy {
+  taskSupport: 'forbidden' | 'optional' | 'required';
+  /** Retention when the requestor asks for none. */
+  ttlMs?: number;
+  /** Suggested polling interval reported to requestors. */
+  pollIntervalMs?: number;
+  /** Whether running the tool again after a crash is safe (idempotent work). Default false. */
+  retrySafe?: boolean;
+}
+
+/** Messages to the requestor. `related` ones travel with the request being handled (on HTTP: its SSE stream). */
+export interface Outbound {
+  relatedRequest(message: JsonRpcRequest): Promise<void>;
+  relatedNotification(message: JsonRpcNotification): Promise<void>;
+  notification(message: JsonRpcNotification): Promise<void>;
+}
+
+/** Everything a dialect needs to answer one inbound request. */
+export interface DialectContext {
+  engine: TaskEngine;
+  caller: Caller;
+  policyFor(toolName: string): ToolTaskPolicy | undefined;
+  /** Poll interval suggested when a tool declares none. */
+  defaultPollIntervalMs: number;
+  outbound: Outbound;
+  /** Aborted when the requestor cancels the request or the connection closes. */
+  signal: AbortSignal;
+  /** A stable id of the requestor's connection, recorded on tasks it creates. */
+  connectionId: string;
+  /** The requestor's declared capabilities, mirrored to the tool's internal call. */
+  clientCapabilities: Record<string, unknown> | undefined;
+  /** Input requests already on their way on this connection (`taskId:key`), so they go out once. */
+  inFlightInputs: Set<string>;
+  /** Called with each task the request created, so the connection can follow it. */
+  onTaskCreated(taskId: string): void;
+}

@@ -1,0 +1,184 @@
+import {
+  TaskEngine,
+  type EngineLimits,
+  type EngineLogger,
+  type Executor,
+  type TaskEngineOptions,
+  type TaskOutcome,
+  type TaskRecord,
+  type TaskStore,
+  type TaskWorkContext,
+} from '../engine/index.js';
+import { InProcessExecutor } from '../executors/index.js';
+import { CoreDialect, type ToolTaskPolicy } from '../dialects/index.js';
+import { createStore, DEFAULT_STORE } from './createStore.js';
+import { INTERNAL_TRANSPORT, runInternalCall } from './InternalCall.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
+import type { CallerOptions } from './resolveCaller.js';
+import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
+import { TaskConnection, type ConnectionHost } from './TaskConnection.js';
+
+export type TaskSupport = ToolTaskPolicy['taskSupport'];
+
+export interface McpTasksOptions {
+  /** Builds a fresh instance of your server with its tools registered; tasks run their tools on such instances. */
+  server: ServerFactory;
+  /** Task policy per tool name; tools not named here are `forbidden` (plain calls only). */
+  tools: Record<string, TaskSupport | ToolTaskPolicy>;
+  /** A TaskStore, or a spec: a SQLite path (default `./mcp-tasks.db`), `memory`, `postgres://…`, `redis://…`. */
+  store?: TaskStore | string;
+  /** Runs the tasks. Default: in this process, `concurrency` at a time. */
+  executor?: (engine: TaskEngine, run: (context: TaskWorkContext) => Promise<TaskOutcome>) => Executor;
+  /** Tasks running at once in this process. Default 16. */
+  concurrency?: number;
+  /** Limits (maximum ttl, default ttl, concurrent tasks per owner, list page size). See docs/limits.md. */
+  limits?: Partial<EngineLimits>;
+  /** Further engine settings (lease, sweep and recovery intervals, clock, recovery policy). */
+  engine?: Omit<TaskEngineOptions, 'store' | 'executor' | 'limits' | 'logger'>;
+  /** Poll interval suggested to requestors when a tool declares none. Default 1000 ms. */
+  defaultPollIntervalMs?: number;
+  /** Without authentication, bind tasks to the session that created them instead of making the id the capability. */
+  bindToSession?: boolean;
+  /** Task operations per owner; `false` disables the limit. Default 50/s with bursts of 100. */
+  rateLimit?: RateLimit | false;
+  logger?: EngineLogger;
+}
+
+const silent: EngineLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * Adds MCP Tasks to servers built with the official SDK: attach it to a server (or wrap a factory or a transport) and
+ * task-augmented calls run in the background through the engine, durable in the store.
+ */
+export class McpTasks implements ConnectionHost {
+  readonly engine: TaskEngine;
+  readonly core = new CoreDialect();
+  readonly defaultPollIntervalMs: number;
+  readonly callerOptions: CallerOptions;
+  readonly logger: EngineLogger;
+  readonly executor: Executor;
+  private readonly policies = new Map<string, ToolTaskPolicy>();
+  private readonly connections = new Map<string, TaskConnection>();
+  private readonly rate: RateLimiter | undefined;
+  private readonly statusWrites = new Map<string, { at: number; timer?: NodeJS.Timeout }>();
+
+  private constructor(
+    private readonly options: McpTasksOptions,
+    store: TaskStore,
+  ) {
+    this.logger = options.logger ?? silent;
+    this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
+    this.callerOptions = { bindToSession: options.bindToSession ?? false };
+    this.rate = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+    for (const [name, policy] of Object.entries(options.tools)) {
+      this.policies.set(name, typeof policy === 'string' ? { taskSupport: policy } : policy);
+    }
+    this.engine = new TaskEngine({
+      ...options.engine,
+      store,
+      logger: this.logger,
+      ...(options.limits && { limits: options.limits }),
+    });
+    const run = (context: TaskWorkContext) => this.runTask(context);
+    this.executor = options.executor
+      ? options.executor(this.engine, run)
+      : new InProcessExecutor({ engine: this.engine, work: run, concurrency: options.concurrency ?? 16 });
+    this.engine.setExecutor(this.executor);
+  }
+
+  /** Creates the runtime, opens the store and recovers tasks a previous process left running. */
+  static async create(options: McpTasksOptions): Promise<McpTasks> {
+    const store = typeof options.store === 'object' ? options.store : await createStore(options.store ?? DEFAULT_STORE);
+    const tasks = new McpTasks(options, store);
+    await tasks.engine.start();
+    return tasks;
+  }
+
+  policyFor(toolName: string): ToolTaskPolicy | undefined {
+    return this.policies.get(toolName);
+  }
+
+  checkRate(owner: string): void {
+    this.rate?.take(owner);
+  }
+
+  register(connection: TaskConnection): void {
+    this.connections.set(connection.id, connection);
+  }
+
+  unregister(connection: TaskConnection): void {
+    this.connections.delete(connection.id);
+  }
+
+  /** Wraps a transport so the server connected to it speaks tasks. */
+  wrapTransport<T extends TransportLike>(transport: T): TransportLike {
+    if ((transport as Record<PropertyKey, unknown>)[INTERNAL_TRANSPORT] || transport instanceof TaskConnection)
+      return transport;
+    return new TaskConnection(transport, this);
+  }
+
+  /** Makes every transport this server instance connects to speak tasks. Returns the same instance. */
+  attach<S extends ServerLike>(server: S): S {
+    const connect = server.connect.bind(server);
+    server.connect = (transport: TransportLike) => connect(this.wrapTransport(transport));
+    return server;
+  }
+
+  /** A factory whose instances are attached: for `createMcpHandler`, `serveStdio` and the HTTP helpers. */
+  wrapFactory(factory: ServerFactory = this.options.server): ServerFactory {
+    return async (context) => this.attach(await factory(context));
+  }
+
+  /** Stops running tasks (they are recovered by the next process) and closes the store. */
+  async close(): Promise<void> {
+    for (const { timer } of this.statusWrites.values()) clearTimeout(timer);
+    await this.executor.close();
+    await this.engine.close();
+  }
+
+  /** The work of every task: an internal call of the original request on a fresh instance of the server. */
+  private runTask(context: TaskWorkContext): Promise<TaskOutcome> {
+    const task = context.task;
+    const capabilities = task.meta['clientCapabilities'];
+    return runInternalCall(this.options.server, task.request, {
+      signal: context.signal,
+      clientCapabilities:
+        capabilities && typeof capabilities === 'object' ? (capabilities as Record<string, unknown>) : {},
+      requestInput: (request) => context.requestInput(request),
+      onProgress: (params) => this.onProgress(task, params, context),
+    }).finally(() => this.statusWrites.delete(task.taskId));
+  }
+
+  /**
+   * spec R55 R56: progress keeps the requestor's token while the task runs and stops at its end; its message also
+   * becomes the task's statusMessage for requestors that poll.
+   */
+  private onProgress(task: TaskRecord, params: Record<string, unknown>, context: TaskWorkContext): void {
+    if (context.signal.aborted) return;
+    const connectionId = task.meta['connectionId'];
+    const connection = typeof connectionId === 'string' ? this.connections.get(connectionId) : undefined;
+    if (connection && task.progressToken !== undefined && params['progressToken'] === task.progressToken) {
+      void connection.notify({ jsonrpc: '2.0', method: 'notifications/progress', params });
+    }
+    if (typeof params['message'] === 'string') this.throttledStatus(task.taskId, params['message'], context);
+  }
+
+  /** Status messages from frequent progress are written at most every 250 ms per task; the last one always lands. */
+  private throttledStatus(taskId: string, message: string, context: TaskWorkContext): void {
+    const state = this.statusWrites.get(taskId) ?? { at: 0 };
+    this.statusWrites.set(taskId, state);
+    clearTimeout(state.timer);
+    const write = () => {
+      state.at = Date.now();
+      if (!context.signal.aborted) context.setStatusMessage(message).catch(() => {});
+    };
+    const wait = state.at + 250 - Date.now();
+    if (wait <= 0) write();
+    else state.timer = setTimeout(write, wait);
+  }
+}
+
+/** Creates the tasks runtime (see {@link McpTasks}). */
+export function createMcpTasks(options: McpTasksOptions): Promise<McpTasks> {
+  return McpTasks.create(options);
+}

@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+
+import { isTerminal, type EngineLogger, type TaskEngine } from '../engine/index.js';
+import {
+  CORE_PROTOCOL_VERSION,
+  CORE_TASK_METHODS,
+  coreCapabilities,
+  parseInputRequestId,
+  toCoreTask,
+  withTaskSupport,
+  type Caller,
+  type CoreDialect,
+  type DialectAnswer,
+  type DialectContext,
+  type ToolTaskPolicy,
+} from '../dialects/index.js';
+import {
+  isJsonRpcNotification,
+  isJsonRpcRequest,
+  isJsonRpcResponse,
+  isObject,
+  toJsonRpcError,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+  type JsonRpcResponse,
+  type RequestId,
+} from '../rpc/index.js';
+import { resolveCaller, type CallerOptions } from './resolveCaller.js';
+import type { MessageExtraLike, TransportLike } from './ServerLike.js';
+
+/** What a connection needs from the runtime it belongs to. */
+export interface ConnectionHost {
+  readonly engine: TaskEngine;
+  readonly core: CoreDialect;
+  readonly defaultPollIntervalMs: number;
+  readonly callerOptions: CallerOptions;
+  readonly logger: EngineLogger;
+  policyFor(toolName: string): ToolTaskPolicy | undefined;
+  /** Throws a TaskLimitError when the owner exceeds the rate limit (spec R69). */
+  checkRate(owner: string): void;
+  register(connection: TaskConnection): void;
+  unregister(connection: TaskConnection): void;
+}
+
+type Handler = (request: JsonRpcRequest, ctx: DialectContext) => Promise<DialectAnswer>;
+
+const CORE_METHODS: ReadonlySet<string> = new Set(CORE_TASK_METHODS);
+
+/**
+ * A transport wrapper between the SDK server and its real transport: it answers the task methods and task-augmented
+ * requests itself, passes everything else through, and decorates `initialize` and `tools/list` results. Because it
+ * works on JSON-RPC messages, the same code serves SDK v1 and v2 servers over stdio and Streamable HTTP.
+ */
+export class TaskConnection implements TransportLike {
+  readonly id = randomUUID();
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JsonRpcMessage, extra?: MessageExtraLike) => void) | undefined;
+
+  private readonly handling = new Map<RequestId, AbortController>();
+  private readonly tracked = new Map<RequestId, { method: 'initialize' | 'tools/list'; caller: Caller }>();
+  private readonly inFlightInputs = new Set<string>();
+  private readonly following = new Map<string, () => void>();
+  private clientCapabilities: Record<string, unknown> | undefined;
+  private negotiatedVersion: string | undefined;
+  private closed = false;
+
+  constructor(
+    readonly inner: TransportLike,
+    private readonly host: ConnectionHost,
+  ) {}
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  /** Streamable HTTP transports answer one request per exchange when they have no session. */
+  private get longLived(): boolean {
+    const inner = this.inner as unknown as Record<string, unknown>;
+    return (
+      this.inner.sessionId !== undefined ||
+      (typeof inner['handleRequest'] !== 'function' && typeof inner['handleMessage'] !== 'function')
+    );
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.inner.setSupportedProtocolVersions?.(versions);
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => this.inbound(message, extra);
+    this.inner.onclose = () => this.handleClose();
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.host.register(this);
+    await this.inner.start();
+  }
+
+  async send(
+    message: JsonRpcMessage,
+    options?: { relatedRequestId?: RequestId; [key: string]: unknown },
+  ): Promise<void> {
+    await this.inner.send(this.outbound(message), options);
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close();
+  }
+
+  /** Sends a notification to this requestor unless the connection is gone. */
+  async notify(message: JsonRpcNotification, relatedRequestId?: RequestId): Promise<void> {
+    if (this.closed) return;
+    await this.inner
+      .send(message, relatedRequestId === undefined ? undefined : { relatedRequestId })
+      .catch((error: unknown) => {
+        this.host.logger.warn({ connection: this.id, error: String(error) }, 'could not send a notification');
+      });
+  }
+
+  // ---- inbound ---------------------------------------------------------------------------------------------------
+
+  private inbound(message: JsonRpcMessage, extra?: MessageExtraLike): void {
+    if (isJsonRpcResponse(message)) {
+      const input = parseInputRequestId(message.id);
+      if (input) return void this.routeInputAnswer(input, message, extra);
+      return this.onmessage?.(message, extra);
+    }
+    if (isJsonRpcNotification(message)) {
+      if (message.method === 'notifications/cancelled' && isObject(message.params)) {
+        const controller = this.handling.get(message.params['requestId'] as RequestId);
+        if (controller)
+          return controller.abort(new Error(String(message.params['reason'] ?? 'cancelled by the requestor')));
+      }
+      return this.onmessage?.(message, extra);
+    }
+    if (!isJsonRpcRequest(message)) return this.onmessage?.(message, extra);
+
+    if (message.method === 'initialize') {
+      const params = isObject(message.params) ? message.params : {};
+      this.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : undefined;
+      this.tracked.set(message.id, { method: 'initialize', caller: this.callerFor(extra) });
+    } else if (message.method === 'tools/list') {
+      this.tracked.set(message.id, { method: 'tools/list', caller: this.callerFor(extra) });
+    }
+    const handler = this.route(message);
+    if (handler) return this.answer(message, extra, handler);
+    this.onmessage?.(message, extra);
+  }
+
+  /** Which of our handlers answers the request, decided synchronously so message order is kept otherwise. */
+  private route(request: JsonRpcRequest): Handler | undefined {
+    const core = this.host.core;
+    if (request.method === 'tools/call' && core.claimsToolsCall(request, (name) => this.host.policyFor(name))) {
+      return (r, ctx) => core.toolsCall(r, ctx);
+    }
+    if (CORE_METHODS.has(request.method)) return (r, ctx) => core.tasksMethod(r, ctx);
+    return undefined;
+  }
+
+  private answer(request: JsonRpcRequest, extra: MessageExtraLike | undefined, handler: Handler): void {
+    const controller = new AbortController();
+    this.handling.set(request.id, controller);
+    const reply = (response: JsonRpcResponse) =>
+      this.closed || controller.signal.aborted
+        ? undefined
+        : this.inner.send(response, { relatedRequestId: request.id });
+    const run = async (): Promise<DialectAnswer> => {
+      const ctx = this.contextFor(request, extra, controller.signal);
+      this.host.checkRate(ctx.caller.owner);
+      return handler(request, ctx);
+    };
+    run()
+      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error) }))
+      .then((answer) => reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse))
+      .catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))))
+      .finally(() => this.handling.delete(request.id));
+  }
+
+  private contextFor(
+    request: JsonRpcRequest,
+    extra: MessageExtraLike | undefined,
+    signal: AbortSignal,
+  ): DialectContext {
+    return {
+      engine: this.host.engine,
+      caller: this.callerFor(extra),
+      policyFor: (name) => this.host.policyFor(name),
+      defaultPollIntervalMs: this.host.defaultPollIntervalMs,
+      signal,
+      connectionId: this.id,
+      clientCapabilities: this.clientCapabilities,
+      inFlightInputs: this.inFlightInputs,
+      onTaskCreated: (taskId) => this.follow(taskId),
+      outbound: {
+        relatedRequest: (message) => this.inner.send(message, { relatedRequestId: request.id }),
+        relatedNotification: (message) => this.notify(message, request.id),
+        notification: (message) => this.notify(message),
+      },
+    };
+  }
+
+  private callerFor(extra: MessageExtraLike | undefined): Caller {
+    return resolveCaller(
+      extra?.authInfo,
+      this.longLived ? (this.inner.sessionId ?? this.id) : undefined,
+      this.host.callerOptions,
+    );
+  }
+
+  /** An answer to an input request a task sent: recorded on the task, whichever connection carried it. */
+  private async routeInputAnswer(
+    input: { taskId: string; key: string },
+    response: JsonRpcResponse,
+    extra?: MessageExtraLike,
+  ): Promise<void> {
+    const answer = 'error' in response ? { error: response.error } : { result: response.result };
+    try {
+      await this.host.engine.answerInput(this.callerFor(extra).scope, input.taskId, { [input.key]: answer });
+    } catch (error) {
+      this.host.logger.warn(
+        { taskId: input.taskId, error: String(error) },
+        'dropped an answer for an unknown or finished task',
+      );
+    }
+  }
+
+  // ---- outbound --------------------------------------------------------------------------------------------------
+
+  private outbound(message: JsonRpcMessage): JsonRpcMessage {
+    if (!isJsonRpcResponse(message) || message.id === null || !('result' in message)) return message;
+    const tracked = this.tracked.get(message.id);
+    if (!tracked) return message;
+    this.tracked.delete(message.id);
+    if (tracked.method === 'initialize') {
+      this.negotiatedVersion =
+        typeof message.result['protocolVersion'] === 'string' ? message.result['protocolVersion'] : undefined;
+      if (this.negotiatedVersion !== CORE_PROTOCOL_VERSION) return message;
+      const capabilities = isObject(message.result['capabilities']) ? message.result['capabilities'] : {};
+      // spec R1 R66
+      return {
+        ...message,
+        result: {
+          ...message.result,
+          capabilities: { ...capabilities, tasks: coreCapabilities(tracked.caller.listable) },
+        },
+      };
+    }
+    if (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION) return message;
+    return { ...message, result: withTaskSupport(message.result, (name) => this.host.policyFor(name)?.taskSupport) };
+  }
+
+  // ---- following tasks -------------------------------------------------------------------------------------------
+
+  /** spec R42: `notifications/tasks/status` on every status change of a task this connection created. */
+  private follow(taskId: string): void {
+    if (!this.longLived || this.closed) return;
+    let lastStatus: string | undefined = 'working';
+    const stop = this.host.engine.observe(taskId, (record) => {
+      if (!record) return this.unfollow(taskId);
+      if (record.status !== lastStatus) {
+        lastStatus = record.status;
+        // spec R44: no related-task _meta on the status notification.
+        void this.notify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...toCoreTask(record) } });
+      }
+      if (isTerminal(record.status)) this.unfollow(taskId);
+    });
+    this.following.set(taskId, stop);
+  }
+
+  private unfollow(taskId: string): void {
+    this.following.get(taskId)?.();
+    this.following.delete(taskId);
+  }
+
+  private handleClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const controller of this.handling.values()) controller.abort(new Error('connection closed'));
+    for (const taskId of [...this.following.keys()]) this.unfollow(taskId);
+    this.host.unregister(this);
+    this.onclose?.();
+  }
+}

@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+
+import type { McpTasks } from '../McpTasks.js';
+import type { AuthInfoLike, ServerFactory } from '../ServerLike.js';
+
+export interface TasksHttpHandlerOptions {
+  /** Hostnames accepted in the Host header (DNS-rebinding protection). Default: localhost names only. */
+  allowedHostnames?: string[];
+  /**
+   * Authenticates a request: return its auth info, undefined for anonymous, or a Response to refuse it.
+   * Task ownership follows the returned principal (client id / `extra.sub`).
+   */
+  authenticate?: (
+    request: Request,
+  ) => Promise<AuthInfoLike | undefined | Response> | AuthInfoLike | undefined | Response;
+}
+
+export interface TasksHttpHandler {
+  fetch(request: Request): Promise<Response>;
+  close(): Promise<void>;
+  /** Open 2025-era sessions. */
+  readonly sessionCount: number;
+}
+
+const LOCALHOST = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * One HTTP endpoint for every wire generation: 2025-era traffic gets stateful sessions (or the stateless idiom for a
+ * client that sends no session), 2026-07-28 traffic goes to the SDK's per-request handler; every server instance is
+ * attached to the same tasks runtime.
+ */
+export function createTasksHttpHandler(
+  tasks: McpTasks,
+  factory: ServerFactory,
+  options: TasksHttpHandlerOptions = {},
+): TasksHttpHandler {
+  const attached = tasks.wrapFactory(factory);
+  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
+  const allowed = options.allowedHostnames ?? LOCALHOST;
+
+  async function legacy(request: Request, authInfo: AuthInfoLike | undefined): Promise<Response> {
+    const sessionId = request.headers.get('mcp-session-id');
+    const handleOptions = authInfo ? { authInfo: authInfo as never } : undefined;
+    if (sessionId) {
+      const transport = sessions.get(sessionId);
+      if (!transport) return jsonRpcError(404, -32001, 'Session not found');
+      return transport.handleRequest(request, handleOptions);
+    }
+    const body =
+      request.method === 'POST'
+        ? await request
+            .clone()
+            .json()
+            .catch(() => undefined)
+        : undefined;
+    const opensSession = isInitialize(body);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      ...(opensSession
+        ? {
+            sessionIdGenerator: () => randomUUID(),
+            onsessioninitialized: (id: string) => void sessions.set(id, transport),
+            onsessionclosed: (id: string) => void sessions.delete(id),
+          }
+        : { sessionIdGenerator: undefined }),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+    };
+    const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
+    await server.connect(transport);
+    return transport.handleRequest(request, handleOptions);
+  }
+
+  return {
+    async fetch(request) {
+      const rejected = hostHeaderValidationResponse(request, allowed);
+      if (rejected) return rejected;
+      const auth = await options.authenticate?.(request);
+      if (auth instanceof Response) return auth;
+      if (await isLegacyRequest(request)) return legacy(request, auth);
+      return modern.fetch(request, auth ? { authInfo: auth as never } : undefined);
+    },
+    async close() {
+      await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
+      sessions.clear();
+      await modern.close();
+    },
+    get sessionCount() {
+      return sessions.size;
+    },
+  };
+}
+
+function isInitialize(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'initialize');
+}
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}

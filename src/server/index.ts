@@ -1,0 +1,10 @@
+export * from './createStore.js';
+export * from './http/serveHttp.js';
+export * from './http/TasksHttpHandler.js';
+export * from './InternalCall.js';
+export * from './McpTasks.js';
+export * from './RateLimiter.js';
+export * from './resolveCaller.js';
+export * from './ServerLike.js';
+export * from './TaskConnection.js';
+export type { ToolTaskPolicy, Caller } from '../dialects/index.js';

@@ -1,0 +1,30 @@
+import { ANY_OWNER } from '../engine/index.js';
+import type { Caller } from '../dialects/index.js';
+import type { AuthInfoLike } from './ServerLike.js';
+
+export interface CallerOptions {
+  /** Strict mode: without authentication, tasks are reachable only from the session that created them. */
+  bindToSession: boolean;
+}
+
+/**
+ * Task ownership (spec R63–R68): an authenticated principal owns its tasks outright; without one, the session (or
+ * long-lived connection) owns them for listing, and the unguessable task id is the capability for everything else.
+ */
+export function resolveCaller(
+  authInfo: AuthInfoLike | undefined,
+  sessionKey: string | undefined,
+  options: CallerOptions,
+): Caller {
+  const subject = typeof authInfo?.extra?.['sub'] === 'string' ? authInfo.extra['sub'] : undefined;
+  if (authInfo && (authInfo.clientId || subject)) {
+    const owner = `principal:${JSON.stringify([authInfo.clientId ?? null, subject ?? null])}`;
+    return { owner, scope: owner, listable: true, authenticated: true };
+  }
+  if (sessionKey !== undefined) {
+    const owner = `session:${sessionKey}`;
+    return { owner, scope: options.bindToSession ? owner : ANY_OWNER, listable: true, authenticated: false };
+  }
+  // Stateless and unauthenticated: callers cannot be told apart, so nothing can be listed (spec R66).
+  return { owner: 'anonymous', scope: ANY_OWNER, listable: false, authenticated: false };
+}

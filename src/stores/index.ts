@@ -1,0 +1,2 @@
+export * from './memory/index.js';
+export * from './sqlite/index.js';

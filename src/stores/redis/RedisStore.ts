@@ -1,0 +1,228 @@
+import { randomBytes } from 'node:crypto';
+
+import { Redis } from 'ioredis';
+
+import {
+  isTerminal,
+  type EngineLogger,
+  type InsertResult,
+  type ListPosition,
+  type TaskRecord,
+  type TaskStore,
+} from '../../engine/index.js';
+import { closeConnection, RedisEventBus } from './RedisEventBus.js';
+import { listMember, redisKeys, type RedisKeys } from './redisKeys.js';
+import { DELETE, FIND_STALE, GET_BY_KEY, INSERT, LIST, RENEW, REPLACE, SWEEP } from './redisScripts.js';
+
+export interface RedisStoreOptions {
+  /** Connection URL (`redis://host:port/db`) for the store's own client. Required unless `redis` is given. */
+  url?: string;
+  /** An existing client to share (without its own `keyPrefix`); `close()` leaves it open. */
+  redis?: Redis;
+  /** Prefix of every key and of the events channel. Default 'mcp-tasks:'. */
+  keyPrefix?: string;
+  /**
+   * Redis drops a record on its own this long after it should have expired, in case no sweeper runs any more
+   * (the sweep stays the primary mechanism and also clears the indexes afterwards). Default 1 hour.
+   */
+  nativeExpiryGraceMs?: number;
+  logger?: Pick<EngineLogger, 'warn'>;
+}
+
+const SCRIPTS = {
+  mcpTasksInsert: INSERT,
+  mcpTasksReplace: REPLACE,
+  mcpTasksDelete: DELETE,
+  mcpTasksGetByKey: GET_BY_KEY,
+  mcpTasksList: LIST,
+  mcpTasksSweep: SWEEP,
+  mcpTasksFindStale: FIND_STALE,
+  mcpTasksRenew: RENEW,
+} as const;
+
+type ScriptName = keyof typeof SCRIPTS;
+/** Every script takes exactly one key, then its arguments. */
+type Scripted = Record<ScriptName, (key: string, ...args: Array<string | number>) => Promise<unknown>>;
+type Reply = string | null;
+
+/**
+ * Tasks in Redis: one hash per task plus indexes (per-owner list zset, per-owner active set, idempotency keys,
+ * expiry and lease zsets, per-runner sets), all changed together by Lua scripts. Durability follows the server's
+ * persistence settings (`appendonly yes`; `appendfsync always` for no loss on power failure).
+ */
+export class RedisStore implements TaskStore {
+  readonly kind = 'redis';
+  readonly events: RedisEventBus;
+  private readonly redis: Redis;
+  private readonly ownClient: boolean;
+  private readonly keys: RedisKeys;
+  private readonly graceMs: number;
+  private initialising: Promise<void> | undefined;
+  private secret: Uint8Array | undefined;
+  private closed = false;
+
+  constructor(options: RedisStoreOptions) {
+    if (!options.redis && !options.url) throw new Error('RedisStore needs a url or a redis client');
+    // Scripts build some key names themselves; a client-side prefix would apply to the others only.
+    if (options.redis?.options.keyPrefix) throw new Error('RedisStore: use keyPrefix, not a client with a keyPrefix');
+    this.keys = redisKeys(options.keyPrefix ?? 'mcp-tasks:');
+    this.graceMs = options.nativeExpiryGraceMs ?? 60 * 60 * 1000;
+    this.ownClient = !options.redis;
+    this.redis = options.redis ?? new Redis(options.url as string, { lazyConnect: true });
+    if (this.ownClient) {
+      this.redis.on('error', (error: Error) => options.logger?.warn({ error: String(error) }, 'redis connection'));
+    }
+    for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
+    const subscriber = this.redis.duplicate({
+      lazyConnect: true,
+      // A recognisable name in CLIENT LIST; unique per bus so one can be told apart from another.
+      connectionName: `${this.keys.prefix.replace(/[^\w:.-]/g, '_')}events-${randomBytes(4).toString('hex')}`,
+    });
+    this.events = new RedisEventBus({
+      publisher: this.redis,
+      subscriber,
+      channel: this.keys.channel,
+      ...(options.logger && { logger: options.logger }),
+    });
+  }
+
+  /** Connects (when the client is the store's own) and subscribes to the events channel. */
+  init(): Promise<void> {
+    this.initialising ??= (async () => {
+      if (this.ownClient && this.redis.status === 'wait') await this.redis.connect();
+      await this.events.start();
+    })().catch((error: unknown) => {
+      // Let a later init() try again.
+      this.initialising = undefined;
+      throw error;
+    });
+    return this.initialising;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.events.close();
+    if (this.ownClient) await closeConnection(this.redis);
+  }
+
+  async insert(record: TaskRecord): Promise<InsertResult> {
+    const k = this.keys;
+    const entry = JSON.stringify([
+      record.taskId,
+      k.owner(record.owner),
+      listMember(record.createdAt, record.taskId),
+      k.active(record.owner),
+      record.idempotencyKey === undefined ? null : k.idempotency(record.owner, record.idempotencyKey),
+    ]);
+    const reply = (await this.script('mcpTasksInsert', k.task(record.taskId), [
+      JSON.stringify(record),
+      record.version,
+      entry,
+      ...this.mutable(record),
+      k.prefix,
+    ])) as Reply[];
+    if (reply[0] === 'ok') return { inserted: true };
+    if (reply[0] === 'id') return { inserted: false, reason: 'duplicate_id' };
+    return { inserted: false, reason: 'duplicate_key', existing: decode(reply[1] ?? null, reply[2] ?? null) };
+  }
+
+  async get(taskId: string): Promise<TaskRecord | undefined> {
+    const [data, lease] = await this.redis.hmget(this.keys.task(taskId), 'd', 'l');
+    return data ? decode(data, lease ?? null) : undefined;
+  }
+
+  async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined> {
+    const reply = (await this.script('mcpTasksGetByKey', this.keys.idempotency(owner, key), [this.keys.prefix])) as
+      Reply[] | null;
+    return reply?.[0] ? decode(reply[0], reply[1] ?? null) : undefined;
+  }
+
+  async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
+    // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent. Owner, createdAt and
+    // idempotencyKey never change after insert; their index entries are the ones made then.
+    const reply = await this.script('mcpTasksReplace', this.keys.task(next.taskId), [
+      expectedVersion,
+      JSON.stringify(next),
+      next.version,
+      ...this.mutable(next),
+      this.keys.prefix,
+    ]);
+    return reply === 1;
+  }
+
+  async delete(taskId: string): Promise<boolean> {
+    return (await this.script('mcpTasksDelete', this.keys.task(taskId), [this.keys.prefix])) === 1;
+  }
+
+  async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
+    const start = options.after ? `(${listMember(options.after.createdAt, options.after.taskId)}` : '+';
+    const reply = (await this.script('mcpTasksList', this.keys.owner(owner), [
+      start,
+      options.limit,
+      options.now,
+      this.keys.prefix,
+    ])) as Reply[];
+    return pairs(reply);
+  }
+
+  async countActive(owner: string): Promise<number> {
+    return this.redis.scard(this.keys.active(owner));
+  }
+
+  async sweepExpired(now: number, limit: number): Promise<TaskRecord[]> {
+    return pairs((await this.script('mcpTasksSweep', this.keys.expiry, [now, limit, this.keys.prefix])) as Reply[]);
+  }
+
+  async findStale(now: number, limit: number): Promise<TaskRecord[]> {
+    return pairs((await this.script('mcpTasksFindStale', this.keys.leases, [now, limit, this.keys.prefix])) as Reply[]);
+  }
+
+  async renewLeases(runner: string, leaseUntil: number): Promise<void> {
+    await this.script('mcpTasksRenew', this.keys.runner(runner), [leaseUntil, this.keys.prefix]);
+  }
+
+  async getSecret(): Promise<Uint8Array> {
+    if (this.secret) return this.secret;
+    // The first process to get here wins; everyone else reads its value.
+    await this.redis.set(this.keys.secret, randomBytes(32), 'NX');
+    const value = await this.redis.getBuffer(this.keys.secret);
+    if (!value) throw new Error('RedisStore: the cursor secret is missing after SET NX');
+    this.secret = new Uint8Array(value);
+    return this.secret;
+  }
+
+  /** Arguments of the indexes that follow a record's state: expiresAt, active, lease, runner set, native TTL. */
+  private mutable(record: TaskRecord): Array<string | number> {
+    const active = !isTerminal(record.status);
+    const leased = active && record.leaseUntil !== undefined;
+    // Relative to the writer's own clock (lastUpdatedAt), so a skew between it and Redis's clock cannot make
+    // Redis drop a live record early.
+    const ttl = record.expiresAt === null ? 0 : Math.max(0, record.expiresAt - record.lastUpdatedAt) + this.graceMs;
+    return [
+      record.expiresAt === null ? '' : record.expiresAt,
+      active ? '1' : '0',
+      leased ? (record.leaseUntil as number) : '',
+      leased && record.runner !== undefined ? this.keys.runner(record.runner) : '',
+      Math.max(1, Math.ceil(ttl)),
+    ];
+  }
+
+  private script(name: ScriptName, key: string, args: Array<string | number>): Promise<unknown> {
+    return (this.redis as unknown as Scripted)[name](key, ...args);
+  }
+}
+
+function decode(data: string | null, lease: string | null): TaskRecord {
+  if (data === null) throw new Error('RedisStore: missing record data');
+  const record = JSON.parse(data) as TaskRecord;
+  // While the task is active and leased, the lease field is renewed in place without rewriting the record.
+  if (lease !== null) record.leaseUntil = Number(lease);
+  return record;
+}
+
+function pairs(reply: Reply[]): TaskRecord[] {
+  const records: TaskRecord[] = [];
+  for (let i = 0; i < reply.length; i += 2) records.push(decode(reply[i] ?? null, reply[i + 1] ?? null));
+  return records;
+}

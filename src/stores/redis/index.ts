@@ -1,0 +1,2 @@
+export { RedisEventBus, type RedisEventBusOptions } from './RedisEventBus.js';
+export { RedisStore, type RedisStoreOptions } from './RedisStore.js';

@@ -1,0 +1,186 @@
+/**
+ * Lua scripts of the Redis store: each multi-key change runs as one script, so the indexes never disagree with
+ * the records. Every script's KEYS[1] is the key it is about (routing under Cluster); the index entry `x` of a task
+ * (JSON `[taskId, ownerZset, ownerMember, activeSet, idempotencyKey|null]`, fixed at insert) names the rest, and
+ * is also the task's member in the expiry zset, so a sweep can clean up after a record Redis already expired.
+ * Redis returns a missing value to Lua as `false`, and `false` in a reply array as nil.
+ */
+
+/** Sets the task's mutable index state; `tkey` must already hold d, v and x. */
+const APPLY = `
+local function apply(prefix, tkey, x, e, active, lease, rkey, ttl)
+  local ix = cjson.decode(x)
+  local id, akey, kkey = ix[1], ix[4], ix[5]
+  local old = redis.call('HGET', tkey, 'r')
+  if old and old ~= rkey then redis.call('SREM', old, id) end
+  if active == '1' then redis.call('SADD', akey, id) else redis.call('SREM', akey, id) end
+  if lease ~= '' then
+    redis.call('HSET', tkey, 'l', lease)
+    redis.call('ZADD', prefix .. 'leases', lease, id)
+  else
+    redis.call('HDEL', tkey, 'l')
+    redis.call('ZREM', prefix .. 'leases', id)
+  end
+  if rkey ~= '' then
+    redis.call('HSET', tkey, 'r', rkey)
+    redis.call('SADD', rkey, id)
+  else
+    redis.call('HDEL', tkey, 'r')
+  end
+  local haskey = type(kkey) == 'string'
+  if e ~= '' then
+    redis.call('HSET', tkey, 'e', e)
+    redis.call('ZADD', prefix .. 'expiry', e, x)
+    redis.call('PEXPIRE', tkey, ttl)
+    if haskey then redis.call('PEXPIRE', kkey, ttl) end
+  else
+    redis.call('HDEL', tkey, 'e')
+    redis.call('ZREM', prefix .. 'expiry', x)
+    redis.call('PERSIST', tkey)
+    if haskey then redis.call('PERSIST', kkey) end
+  end
+end
+`;
+
+/** Removes a task and every index entry of it; works when the record itself is already gone. */
+const DROP = `
+local function drop(prefix, x, rkey)
+  local ix = cjson.decode(x)
+  local id, kkey = ix[1], ix[5]
+  redis.call('DEL', prefix .. 't:' .. id)
+  redis.call('ZREM', ix[2], ix[3])
+  redis.call('SREM', ix[4], id)
+  -- The key may already belong to a newer task if Redis expired this one's copy of it.
+  if type(kkey) == 'string' and redis.call('GET', kkey) == id then redis.call('DEL', kkey) end
+  redis.call('ZREM', prefix .. 'expiry', x)
+  redis.call('ZREM', prefix .. 'leases', id)
+  if rkey then redis.call('SREM', rkey, id) end
+end
+`;
+
+/**
+ * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix.
+ * Returns {'ok'}, {'id'} or {'key', d, l}.
+ */
+export const INSERT = `${APPLY}
+local tkey = KEYS[1]
+local prefix = ARGV[9]
+if redis.call('EXISTS', tkey) == 1 then return {'id'} end
+local ix = cjson.decode(ARGV[3])
+local kkey = ix[5]
+if type(kkey) == 'string' then
+  local holder = redis.call('GET', kkey)
+  if holder then
+    local h = redis.call('HMGET', prefix .. 't:' .. holder, 'd', 'l')
+    if h[1] then return {'key', h[1], h[2]} end
+  end
+  redis.call('SET', kkey, ix[1])
+end
+redis.call('HSET', tkey, 'd', ARGV[1], 'v', ARGV[2], 'x', ARGV[3])
+redis.call('ZADD', ix[2], 0, ix[3])
+apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+return {'ok'}
+`;
+
+/** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix. */
+export const REPLACE = `${APPLY}
+local tkey = KEYS[1]
+local cur = redis.call('HMGET', tkey, 'v', 'x')
+if cur[1] ~= ARGV[1] then return 0 end
+redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
+apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+return 1
+`;
+
+/** KEYS[1] task. ARGV: prefix. Returns 1 when the task existed. */
+export const DELETE = `${DROP}
+local h = redis.call('HMGET', KEYS[1], 'x', 'r')
+if not h[1] then return 0 end
+drop(ARGV[1], h[1], h[2])
+return 1
+`;
+
+/** KEYS[1] idempotency key. ARGV: prefix. Returns {d, l} or nil. */
+export const GET_BY_KEY = `
+local id = redis.call('GET', KEYS[1])
+if not id then return nil end
+local h = redis.call('HMGET', ARGV[1] .. 't:' .. id, 'd', 'l')
+if not h[1] then return nil end
+return h
+`;
+
+/**
+ * KEYS[1] owner zset. ARGV: start bound ('+' or '(member'), limit, now, prefix. Returns {d, l, d, l, ...}: the next
+ * `limit` unexpired tasks, skipping expired ones not swept yet.
+ */
+export const LIST = `
+local limit = tonumber(ARGV[2])
+local now = tonumber(ARGV[3])
+local prefix = ARGV[4]
+local out = {}
+local found = 0
+local bound = ARGV[1]
+while found < limit do
+  local members = redis.call('ZREVRANGEBYLEX', KEYS[1], bound, '-', 'LIMIT', 0, math.max(limit - found, 16))
+  if #members == 0 then break end
+  for _, member in ipairs(members) do
+    local h = redis.call('HMGET', prefix .. 't:' .. string.sub(member, 18), 'd', 'l', 'e')
+    if h[1] and (not h[3] or tonumber(h[3]) > now) then
+      out[#out + 1] = h[1]
+      out[#out + 1] = h[2]
+      found = found + 1
+      if found >= limit then break end
+    end
+  end
+  bound = '(' .. members[#members]
+end
+return out
+`;
+
+/** KEYS[1] expiry zset. ARGV: now, limit, prefix. Returns {d, l, ...} of the removed tasks still present. */
+export const SWEEP = `${DROP}
+local prefix = ARGV[3]
+local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
+local out = {}
+for _, x in ipairs(entries) do
+  local h = redis.call('HMGET', prefix .. 't:' .. cjson.decode(x)[1], 'd', 'l', 'r')
+  if h[1] then
+    out[#out + 1] = h[1]
+    out[#out + 1] = h[2]
+  end
+  drop(prefix, x, h[3])
+end
+return out
+`;
+
+/** KEYS[1] leases zset. ARGV: now, limit, prefix. Returns {d, l, ...}; drops entries whose record is gone. */
+export const FIND_STALE = `
+local prefix = ARGV[3]
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, ARGV[2])
+local out = {}
+for _, id in ipairs(ids) do
+  local h = redis.call('HMGET', prefix .. 't:' .. id, 'd', 'l')
+  if h[1] then
+    out[#out + 1] = h[1]
+    out[#out + 1] = h[2]
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+`;
+
+/** KEYS[1] runner set. ARGV: leaseUntil, prefix. Writes only the lease field and the leases zset. */
+export const RENEW = `
+local prefix = ARGV[2]
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local tkey = prefix .. 't:' .. id
+  if redis.call('HGET', tkey, 'r') == KEYS[1] then
+    redis.call('HSET', tkey, 'l', ARGV[1])
+    redis.call('ZADD', prefix .. 'leases', ARGV[1], id)
+  else
+    redis.call('SREM', KEYS[1], id)
+  end
+end
+return 0
+`;
