@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
+import type {
+  TaskEngine} from '../../src/engine/index.js';
 import {
   ANY_OWNER,
   InvalidCursorError,
   TaskConflictError,
-  TaskEngine,
   TaskExpiredError,
   TaskLimitError,
   TaskNotFoundError,
