@@ -6,17 +6,25 @@ import { join } from 'node:path';
 
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
-import { createMcpTasks, serveHttp } from '../../src/server/index.js';
+import { createMcpTasks, guardStdin, serveHttp } from '../../src/server/index.js';
 import { createFixtureServer, FIXTURE_POLICIES } from './fixtureTools.js';
 
+const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
 const store = process.env['MCP_TASKS_STORE'] ?? join(mkdtempSync(join(tmpdir(), 'mcp-tasks-fixture-')), 'tasks.db');
+const rate = process.env['MCP_TASKS_RATE_LIMIT']?.split(':').map(Number);
+const limits = {
+  ...(env('MCP_TASKS_MAX_TTL_MS') !== undefined && { maxTtlMs: env('MCP_TASKS_MAX_TTL_MS') as number }),
+  ...(env('MCP_TASKS_MAX_ACTIVE') !== undefined && { maxActivePerOwner: env('MCP_TASKS_MAX_ACTIVE') as number }),
+  ...(env('MCP_TASKS_LIST_PAGE_SIZE') !== undefined && { listPageSize: env('MCP_TASKS_LIST_PAGE_SIZE') as number }),
+};
 const tasks = await createMcpTasks({
   server: createFixtureServer,
   tools: FIXTURE_POLICIES,
   store,
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',
-  limits: { ...(process.env['MCP_TASKS_MAX_TTL_MS'] && { maxTtlMs: Number(process.env['MCP_TASKS_MAX_TTL_MS']) }) },
-  engine: { ...(process.env['MCP_TASKS_LEASE_MS'] && { leaseMs: Number(process.env['MCP_TASKS_LEASE_MS']) }) },
+  limits,
+  ...(rate && { rateLimit: { perSecond: rate[0] as number, burst: rate[1] as number } }),
+  engine: { ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }) },
 });
 
 const shutdown = async () => {
@@ -27,7 +35,9 @@ process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
 
 if (process.argv.includes('--stdio')) {
-  await tasks.attach(createFixtureServer()).connect(new StdioServerTransport());
+  await tasks
+    .attach(createFixtureServer())
+    .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
 } else {
   const tokens = parseTokens(process.env['MCP_TASKS_TEST_TOKENS']);
   const handle = await serveHttp(tasks, createFixtureServer, {

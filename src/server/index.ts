@@ -8,3 +8,4 @@ export * from './resolveCaller.js';
 export * from './ServerLike.js';
 export * from './TaskConnection.js';
 export type { ToolTaskPolicy, Caller } from '../dialects/index.js';
+export * from './stdio/guardStdin.js';
