@@ -145,6 +145,19 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
       return text(`Hello ${answer.name}, your task is complete.`);
     },
   },
+  generate_report: {
+    description: 'Builds a report page by page (task only).',
+    inputSchema: object({ pages: { type: 'number', minimum: 1 } }),
+    policy: { taskSupport: 'required', pollIntervalMs: 100, retrySafe: true },
+    run: async (args, ctx) => {
+      const pages = Math.max(1, Math.min(50, Number(args['pages'] ?? 3)));
+      for (let page = 1; page <= pages; page++) {
+        await sleep(100, ctx.mcpReq.signal);
+        await progress(ctx, page, pages, `page ${page} of ${pages}`);
+      }
+      return text(`Report ready: ${pages} pages`);
+    },
+  },
   test_simple_text: {
     description: 'Returns simple text.',
     inputSchema: object({}),
