@@ -12,7 +12,8 @@ import {
 import { InProcessExecutor } from '../executors/index.js';
 import { CoreDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
-import { INTERNAL_TRANSPORT, runInternalCall } from './InternalCall.js';
+import { createTaskWork } from './createTaskWork.js';
+import { INTERNAL_TRANSPORT } from './InternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
 import type { CallerOptions } from './resolveCaller.js';
 import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
@@ -60,7 +61,6 @@ export class McpTasks implements ConnectionHost {
   private readonly policies = new Map<string, ToolTaskPolicy>();
   private readonly connections = new Map<string, TaskConnection>();
   private readonly rate: RateLimiter | undefined;
-  private readonly statusWrites = new Map<string, { at: number; timer?: NodeJS.Timeout }>();
 
   private constructor(
     private readonly options: McpTasksOptions,
@@ -79,7 +79,7 @@ export class McpTasks implements ConnectionHost {
       logger: this.logger,
       ...(options.limits && { limits: options.limits }),
     });
-    const run = (context: TaskWorkContext) => this.runTask(context);
+    const run = createTaskWork(options.server, { onProgress: (task, params) => this.forwardProgress(task, params) });
     this.executor = options.executor
       ? options.executor(this.engine, run)
       : new InProcessExecutor({ engine: this.engine, work: run, concurrency: options.concurrency ?? 16 });
@@ -131,50 +131,17 @@ export class McpTasks implements ConnectionHost {
 
   /** Stops running tasks (they are recovered by the next process) and closes the store. */
   async close(): Promise<void> {
-    for (const { timer } of this.statusWrites.values()) clearTimeout(timer);
     await this.executor.close();
     await this.engine.close();
   }
 
-  /** The work of every task: an internal call of the original request on a fresh instance of the server. */
-  private runTask(context: TaskWorkContext): Promise<TaskOutcome> {
-    const task = context.task;
-    const capabilities = task.meta['clientCapabilities'];
-    return runInternalCall(this.options.server, task.request, {
-      signal: context.signal,
-      clientCapabilities:
-        capabilities && typeof capabilities === 'object' ? (capabilities as Record<string, unknown>) : {},
-      requestInput: (request) => context.requestInput(request),
-      onProgress: (params) => this.onProgress(task, params, context),
-    }).finally(() => this.statusWrites.delete(task.taskId));
-  }
-
-  /**
-   * spec R55 R56: progress keeps the requestor's token while the task runs and stops at its end; its message also
-   * becomes the task's statusMessage for requestors that poll.
-   */
-  private onProgress(task: TaskRecord, params: Record<string, unknown>, context: TaskWorkContext): void {
-    if (context.signal.aborted) return;
+  /** spec R55: progress keeps the requestor's original token, on the connection that created the task. */
+  private forwardProgress(task: TaskRecord, params: Record<string, unknown>): void {
     const connectionId = task.meta['connectionId'];
     const connection = typeof connectionId === 'string' ? this.connections.get(connectionId) : undefined;
     if (connection && task.progressToken !== undefined && params['progressToken'] === task.progressToken) {
       void connection.notify({ jsonrpc: '2.0', method: 'notifications/progress', params });
     }
-    if (typeof params['message'] === 'string') this.throttledStatus(task.taskId, params['message'], context);
-  }
-
-  /** Status messages from frequent progress are written at most every 250 ms per task; the last one always lands. */
-  private throttledStatus(taskId: string, message: string, context: TaskWorkContext): void {
-    const state = this.statusWrites.get(taskId) ?? { at: 0 };
-    this.statusWrites.set(taskId, state);
-    clearTimeout(state.timer);
-    const write = () => {
-      state.at = Date.now();
-      if (!context.signal.aborted) context.setStatusMessage(message).catch(() => {});
-    };
-    const wait = state.at + 250 - Date.now();
-    if (wait <= 0) write();
-    else state.timer = setTimeout(write, wait);
   }
 }
 

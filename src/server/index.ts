@@ -1,4 +1,5 @@
 export * from './createStore.js';
+export * from './createTaskWork.js';
 export * from './http/serveHttp.js';
 export * from './http/TasksHttpHandler.js';
 export * from './InternalCall.js';

@@ -36,7 +36,15 @@ describe('interop: the Inspector CLI 2.12 (legacy era)', () => {
   afterAll(async () => fixture.close());
 
   it('runs a task-required tool as a task and prints its result', async () => {
-    const output = await inspector([fixture.url, '--method', 'tools/call', '--tool-name', 'generate_report', '--tool-arg', 'pages=3']);
+    const output = await inspector([
+      fixture.url,
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'generate_report',
+      '--tool-arg',
+      'pages=3',
+    ]);
     expect(output).toMatchObject({ result: { content: [{ type: 'text', text: 'Report ready: 3 pages' }] } });
     // spec R36: the payload carries the task it came from.
     expect(JSON.stringify(output)).toContain('io.modelcontextprotocol/related-task');

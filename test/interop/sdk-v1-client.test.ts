@@ -6,9 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { FIXTURE, HttpFixture } from '../helpers/rawWire.js';
 
-type StreamMessage = { type: string; task?: { taskId: string; status: string }; result?: unknown; error?: { message: string } };
+type StreamMessage = {
+  type: string;
+  task?: { taskId: string; status: string };
+  result?: unknown;
+  error?: { message: string };
+};
 
-async function collect(stream: AsyncGenerator<unknown>, onCreated?: (taskId: string) => void | Promise<void>): Promise<StreamMessage[]> {
+async function collect(
+  stream: AsyncGenerator<unknown>,
+  onCreated?: (taskId: string) => void | Promise<void>,
+): Promise<StreamMessage[]> {
   const seen: StreamMessage[] = [];
   for await (const message of stream as AsyncGenerator<StreamMessage>) {
     seen.push(message);
@@ -29,7 +37,13 @@ for (const kind of ['stdio', 'http'] as const) {
         content: { confirm: String(request.params.message).includes('yes-please') },
       }));
       if (kind === 'stdio') {
-        await client.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE, '--stdio'], env: { ...process.env, MCP_TASKS_STORE: 'memory' } as Record<string, string> }));
+        await client.connect(
+          new StdioClientTransport({
+            command: process.execPath,
+            args: [FIXTURE, '--stdio'],
+            env: { ...process.env, MCP_TASKS_STORE: 'memory' } as Record<string, string>,
+          }),
+        );
       } else {
         fixture = await HttpFixture.start();
         await client.connect(new StreamableHTTPClientTransport(new URL(fixture.url)));
@@ -42,22 +56,40 @@ for (const kind of ['stdio', 'http'] as const) {
     });
 
     it('runs a task to completion: taskCreated, status updates, result', async () => {
-      const seen = await collect(client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 0.5, label: 'v1' } }, undefined, { task: { ttl: 60_000 } }));
+      const seen = await collect(
+        client.experimental.tasks.callToolStream(
+          { name: 'slow_compute', arguments: { seconds: 0.5, label: 'v1' } },
+          undefined,
+          { task: { ttl: 60_000 } },
+        ),
+      );
       expect(seen[0]?.type).toBe('taskCreated');
       expect(seen.some((m) => m.type === 'taskStatus')).toBe(true);
-      expect(seen.at(-1)).toMatchObject({ type: 'result', result: { content: [{ type: 'text', text: 'Computed v1 in 0.5s' }] } });
+      expect(seen.at(-1)).toMatchObject({
+        type: 'result',
+        result: { content: [{ type: 'text', text: 'Computed v1 in 0.5s' }] },
+      });
     });
 
     it('calls a required tool as a task on its own (it read execution.taskSupport)', async () => {
-      const seen = await collect(client.experimental.tasks.callToolStream({ name: 'generate_report', arguments: { pages: 2 } }));
+      const seen = await collect(
+        client.experimental.tasks.callToolStream({ name: 'generate_report', arguments: { pages: 2 } }),
+      );
       expect(seen[0]?.type).toBe('taskCreated');
-      expect(seen.at(-1)).toMatchObject({ type: 'result', result: { content: [{ type: 'text', text: 'Report ready: 2 pages' }] } });
+      expect(seen.at(-1)).toMatchObject({
+        type: 'result',
+        result: { content: [{ type: 'text', text: 'Report ready: 2 pages' }] },
+      });
     });
 
     it('cancels a running task', async () => {
       let cancelled: { status: string } | undefined;
       const seen = await collect(
-        client.experimental.tasks.callToolStream({ name: 'slow_compute', arguments: { seconds: 30, label: 'stop' } }, undefined, { task: {} }),
+        client.experimental.tasks.callToolStream(
+          { name: 'slow_compute', arguments: { seconds: 30, label: 'stop' } },
+          undefined,
+          { task: {} },
+        ),
         async (taskId) => {
           cancelled = (await client.experimental.tasks.cancelTask(taskId)) as { status: string };
         },
@@ -70,8 +102,17 @@ for (const kind of ['stdio', 'http'] as const) {
     });
 
     it('answers input required through tasks/result', async () => {
-      const seen = await collect(client.experimental.tasks.callToolStream({ name: 'confirm_delete', arguments: { filename: 'yes-please.txt' } }, undefined, { task: {} }));
-      expect(seen.at(-1)).toMatchObject({ type: 'result', result: { content: [{ type: 'text', text: 'Deleted yes-please.txt' }] } });
+      const seen = await collect(
+        client.experimental.tasks.callToolStream(
+          { name: 'confirm_delete', arguments: { filename: 'yes-please.txt' } },
+          undefined,
+          { task: {} },
+        ),
+      );
+      expect(seen.at(-1)).toMatchObject({
+        type: 'result',
+        result: { content: [{ type: 'text', text: 'Deleted yes-please.txt' }] },
+      });
     });
 
     it('lists its tasks', async () => {

@@ -15,7 +15,9 @@ interface Observed {
 
 function v1Server(observed: Observed): McpServerV1 {
   const server = new McpServerV1({ name: 'v1-server', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echo', inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text: `v1:${text}` }] }));
+  server.registerTool('echo', { description: 'Echo', inputSchema: { text: z.string() } }, async ({ text }) => ({
+    content: [{ type: 'text', text: `v1:${text}` }],
+  }));
   server.registerTool('wait', { description: 'Waits until aborted', inputSchema: {} }, async (_args, extra) => {
     observed.started++;
     await new Promise((_, reject) =>
@@ -31,7 +33,11 @@ function v1Server(observed: Observed): McpServerV1 {
 
 function v2Server(observed: Observed): McpServerV2 {
   const server = new McpServerV2({ name: 'v2-server', version: '1.0.0' });
-  server.registerTool('echo', { description: 'Echo', inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({ content: [{ type: 'text', text: `v2:${text}` }] }));
+  server.registerTool(
+    'echo',
+    { description: 'Echo', inputSchema: z.object({ text: z.string() }) },
+    async ({ text }) => ({ content: [{ type: 'text', text: `v2:${text}` }] }),
+  );
   server.registerTool('wait', { description: 'Waits until aborted', inputSchema: z.object({}) }, async (_args, ctx) => {
     observed.started++;
     await new Promise((_, reject) =>
@@ -60,24 +66,42 @@ describe('attaching tasks to a server built with the official SDK', () => {
   for (const [label, build] of builds) {
     it(`${label}: the same attach code adds tasks, runs them and aborts a cancelled handler`, async () => {
       const observed: Observed = { started: 0, aborted: [] };
-      tasks = await createMcpTasks({ server: () => build(observed), tools: { echo: 'optional', wait: 'optional' }, store: 'memory' });
+      tasks = await createMcpTasks({
+        server: () => build(observed),
+        tools: { echo: 'optional', wait: 'optional' },
+        store: 'memory',
+      });
       const server = tasks.attach(build(observed));
       const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
       await server.connect(serverEnd);
       const client = new Client({ name: 'test', version: '1.0.0' });
       await client.connect(clientEnd);
 
-      expect(client.getServerCapabilities()?.tasks).toEqual({ list: {}, cancel: {}, requests: { tools: { call: {} } } });
+      expect(client.getServerCapabilities()?.tasks).toEqual({
+        list: {},
+        cancel: {},
+        requests: { tools: { call: {} } },
+      });
       const { tools } = await client.listTools();
       expect(tools.find((t) => t.name === 'echo')?.execution).toEqual({ taskSupport: 'optional' });
 
       // Plain MCP behaviour is untouched.
-      expect((await client.callTool({ name: 'echo', arguments: { text: 'plain' } })).content).toEqual([{ type: 'text', text: `${label.includes('v1') ? 'v1' : 'v2'}:plain` }]);
+      expect((await client.callTool({ name: 'echo', arguments: { text: 'plain' } })).content).toEqual([
+        { type: 'text', text: `${label.includes('v1') ? 'v1' : 'v2'}:plain` },
+      ]);
 
       const messages = [];
-      for await (const message of client.experimental.tasks.callToolStream({ name: 'echo', arguments: { text: 'task' } }, undefined, { task: {} })) messages.push(message);
+      for await (const message of client.experimental.tasks.callToolStream(
+        { name: 'echo', arguments: { text: 'task' } },
+        undefined,
+        { task: {} },
+      ))
+        messages.push(message);
       expect(messages[0]?.type).toBe('taskCreated');
-      expect(messages.at(-1)).toMatchObject({ type: 'result', result: { content: [{ type: 'text', text: `${label.includes('v1') ? 'v1' : 'v2'}:task` }] } });
+      expect(messages.at(-1)).toMatchObject({
+        type: 'result',
+        result: { content: [{ type: 'text', text: `${label.includes('v1') ? 'v1' : 'v2'}:task` }] },
+      });
 
       // spec R50: cancelling fires the running handler's AbortSignal.
       const created = (await client.request(

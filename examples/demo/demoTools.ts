@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join, relative, resolve } from 'node:path';
+
+import { McpServer, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+
+import type { ToolTaskPolicy } from '../../src/server/index.js';
+import { sleep } from '../shared/sleep.js';
+
+/** Task policy per demo tool: what the runtime needs to know, declared next to the tools. */
+export const DEMO_POLICIES: Record<string, ToolTaskPolicy> = {
+  index_directory: { taskSupport: 'optional', pollIntervalMs: 500, retrySafe: true },
+  research: { taskSupport: 'optional', pollIntervalMs: 1000 },
+  run_test_suite: { taskSupport: 'required', pollIntervalMs: 1000, retrySafe: true, ttlMs: 6 * 60 * 60 * 1000 },
+};
+
+const HUMAN = { timeout: 24 * 60 * 60 * 1000 };
+
+async function progress(ctx: ServerContext, done: number, total: number, message: string): Promise<void> {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token !== undefined)
+    await ctx.mcpReq.notify({
+      method: 'notifications/progress',
+      params: { progressToken: token, progress: done, total, message },
+    });
+}
+
+const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
+
+/** Every regular file under `root`, skipping node_modules and dot-directories. */
+async function listFiles(root: string, signal: AbortSignal): Promise<string[]> {
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    signal.throwIfAborted();
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile()) files.push(path);
+    }
+  };
+  await walk(root);
+  return files.sort();
+}
+
+function hashFile(path: string, signal: AbortSignal): Promise<string> {
+  return new Promise((resolveHash, reject) => {
+    const hash = createHash('sha256');
+    const stream = createReadStream(path, { signal });
+    stream.on('data', (chunk) => hash.update(chunk));
+    stream.on('error', reject);
+    stream.on('end', () => resolveHash(hash.digest('hex')));
+  });
+}
+
+/** Words that name several different things: the research tool asks which one is meant. */
+const AMBIGUOUS: Record<string, string[]> = {
+  mercury: ['the planet', 'the chemical element', 'the Roman god'],
+  python: ['the programming language', 'the snake'],
+  java: ['the programming language', 'the Indonesian island', 'coffee'],
+  jaguar: ['the animal', 'the car maker'],
+};
+
+/** The demo server: plain tool handlers written with the official SDK; mcp-tasks adds the tasks. */
+export function createDemoServer(): McpServer {
+  const server = new McpServer({ name: 'mcp-tasks-demo', version: '0.1.0' });
+
+  server.registerTool(
+    'index_directory',
+    {
+      description:
+        'Hashes every file under a directory (SHA-256) and returns a content digest of the tree. Cancellable, reports progress.',
+      inputSchema: z.object({
+        path: z.string().describe('Directory to index'),
+        delayMs: z.number().min(0).max(5000).optional().describe('Pause per file, to watch progress'),
+      }),
+    },
+    async ({ path, delayMs }, ctx) => {
+      const root = resolve(path);
+      if (!(await stat(root)).isDirectory())
+        return { content: [{ type: 'text', text: `${root} is not a directory` }], isError: true };
+      const signal = ctx.mcpReq.signal;
+      const files = await listFiles(root, signal);
+      const tree = createHash('sha256');
+      let bytes = 0;
+      for (const [index, file] of files.entries()) {
+        const digest = await hashFile(file, signal);
+        tree.update(`${relative(root, file)}\0${digest}\n`);
+        bytes += (await stat(file)).size;
+        if (index % 25 === 0 || index === files.length - 1)
+          await progress(ctx, index + 1, files.length, `hashed ${index + 1}/${files.length} files`);
+        if (delayMs) await sleep(delayMs, signal);
+      }
+      const digest = tree.digest('hex');
+      return {
+        content: [
+          { type: 'text', text: `Indexed ${files.length} files (${bytes} bytes) under ${root}; tree digest ${digest}` },
+        ],
+        structuredContent: { root, files: files.length, bytes, digest },
+      };
+    },
+  );
+
+  server.registerTool(
+    'research',
+    {
+      description:
+        'A multi-stage research job (plan, gather, analyse, write). Asks a clarifying question when the topic is ambiguous.',
+      inputSchema: z.object({ topic: z.string().min(1), depth: z.number().int().min(1).max(10).optional() }),
+    },
+    async ({ topic, depth = 3 }, ctx) => {
+      let subject = topic;
+      const meanings = AMBIGUOUS[topic.trim().toLowerCase()];
+      if (meanings) {
+        const answer = await ctx.mcpReq.elicitInput(
+          {
+            message: `"${topic}" can mean several things. Which one should the research cover?`,
+            requestedSchema: {
+              type: 'object',
+              properties: { meaning: { type: 'string', enum: meanings } },
+              required: ['meaning'],
+            },
+          },
+          HUMAN,
+        );
+        if (answer.action !== 'accept')
+          return {
+            content: [{ type: 'text', text: `Research on "${topic}" stopped: the question was ${answer.action}ed.` }],
+            isError: true,
+          };
+        subject = `${topic} (${String(answer.content?.['meaning'])})`;
+      }
+      const stages = ['planning', 'gathering sources', 'analysing', 'writing the report'];
+      for (const [index, stage] of stages.entries()) {
+        await progress(ctx, index, stages.length, `${stage}: ${subject}`);
+        await sleep(depth * 400, ctx.mcpReq.signal);
+      }
+      return text(`Report on ${subject}: ${depth * 4} sources reviewed across ${stages.length} stages.`);
+    },
+  );
+
+  server.registerTool(
+    'run_test_suite',
+    {
+      description: 'Runs a (simulated) test suite of `count` tests. Long-running: only callable as a task.',
+      inputSchema: z.object({
+        suite: z.string(),
+        count: z.number().int().min(1).max(10_000),
+        failing: z.number().int().min(0).optional(),
+      }),
+    },
+    async ({ suite, count, failing = 0 }, ctx) => {
+      for (let test = 1; test <= count; test++) {
+        await sleep(100, ctx.mcpReq.signal);
+        if (test % 5 === 0 || test === count) await progress(ctx, test, count, `${suite}: ${test}/${count} tests run`);
+      }
+      const passed = count - Math.min(failing, count);
+      const summary = `${suite}: ${passed} passed, ${count - passed} failed`;
+      return count - passed > 0 ? { content: [{ type: 'text', text: summary }], isError: true } : text(summary);
+    },
+  );
+
+  server.registerTool(
+    'word_count',
+    { description: 'Counts the words of a text (quick, synchronous).', inputSchema: z.object({ text: z.string() }) },
+    async ({ text: input }) => text(`${input.trim() === '' ? 0 : input.trim().split(/\s+/).length} words`),
+  );
+
+  return server;
+}

@@ -1,0 +1,70 @@
+// The demo: a task-capable MCP server on the embedded SQLite store. `npm start` runs it on http://127.0.0.1:3000/mcp.
+import { fileURLToPath } from 'node:url';
+
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { pino } from 'pino';
+
+import { createMcpTasks, guardStdin, serveHttp, type McpTasks } from '../../src/server/index.js';
+import { createDemoServer, DEMO_POLICIES } from './demoTools.js';
+
+export interface DemoServerOptions {
+  port?: number;
+  host?: string;
+  stdio?: boolean;
+  /** Store spec; default ./mcp-tasks.db (SQLite). */
+  store?: string;
+}
+
+export interface DemoServer {
+  tasks: McpTasks;
+  url?: string;
+  close(): Promise<void>;
+}
+
+/** Starts the demo server over HTTP (default) or stdio. */
+export async function startDemoServer(options: DemoServerOptions = {}): Promise<DemoServer> {
+  // Logs go to stderr: on stdio, stdout is the protocol channel.
+  const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info' }, pino.destination({ dest: 2, sync: true }));
+  const tasks = await createMcpTasks({
+    server: createDemoServer,
+    tools: DEMO_POLICIES,
+    store: options.store ?? process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db',
+    logger,
+  });
+  if (options.stdio) {
+    await tasks
+      .attach(createDemoServer())
+      .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
+    return { tasks, close: () => tasks.close() };
+  }
+  const http = await serveHttp(tasks, createDemoServer, {
+    port: options.port ?? 3000,
+    host: options.host ?? '127.0.0.1',
+  });
+  return {
+    tasks,
+    url: http.url,
+    async close() {
+      await http.close();
+      await tasks.close();
+    },
+  };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const stdio = process.argv.includes('--stdio');
+  const demo = await startDemoServer({
+    stdio,
+    port: Number(process.env['PORT'] ?? 3000),
+    host: process.env['HOST'] ?? '127.0.0.1',
+  });
+  if (demo.url) {
+    console.log(
+      `mcp-tasks demo server: ${demo.url}  (tasks stored in ${process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db'})`,
+    );
+    console.log(`Try it:  node dist/src/cli/main.js call index_directory path=src --url ${demo.url}`);
+  }
+  const stop = () => void demo.close().finally(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
