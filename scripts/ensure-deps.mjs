@@ -10,7 +10,9 @@ const projects = process.argv.includes('--with-conformance') ? ['.', 'tools/conf
 
 for (const dir of projects) {
   const stamp = join(dir, 'node_modules/.mcp-tasks-deps');
-  const lock = createHash('sha256').update(readFileSync(join(dir, 'package-lock.json'))).digest('hex');
+  const lock = createHash('sha256')
+    .update(readFileSync(join(dir, 'package-lock.json')))
+    .digest('hex');
   const installed = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim() : '';
   if (installed !== lock) {
     console.error(`[mcp-tasks] installing dependencies in ${dir} (npm ci)...`);

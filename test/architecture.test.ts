@@ -59,6 +59,9 @@ function allowed(from: string, to: string): boolean {
       return to === 'rpc';
     case 'cli':
       return to === 'client';
+    case 'index.ts':
+      // The package's root entry point re-exports the public layers.
+      return true;
     default:
       return false;
   }
