@@ -69,7 +69,11 @@ async function measure(makeStore: () => TaskStore, size: number): Promise<Figure
   const list = await opsPerSecond(async (i) => {
     const page = await store.list(`owner-${i % OWNERS}`, { limit: PAGE, now });
     const last = page[page.length - 1] as TaskRecord;
-    await store.list(`owner-${i % OWNERS}`, { limit: PAGE, now, after: { createdAt: last.createdAt, taskId: last.taskId } });
+    await store.list(`owner-${i % OWNERS}`, {
+      limit: PAGE,
+      now,
+      after: { createdAt: last.createdAt, taskId: last.taskId },
+    });
   }).then((pairs) => pairs * 2);
   await store.close();
   return { create, update, get, list };
@@ -79,7 +83,10 @@ const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-'));
 const stores: Array<[string, (size: number) => () => TaskStore]> = [
   ['memory', () => () => new MemoryStore()],
   ['sqlite (durability full)', (size) => () => new SqliteStore({ path: join(dir, `full-${size}.db`) })],
-  ['sqlite (durability normal)', (size) => () => new SqliteStore({ path: join(dir, `normal-${size}.db`), durability: 'normal' })],
+  [
+    'sqlite (durability normal)',
+    (size) => () => new SqliteStore({ path: join(dir, `normal-${size}.db`), durability: 'normal' }),
+  ],
 ];
 
 console.log(`mcp-tasks store benchmark — ops/s (${OWNERS} owners, list page = ${PAGE} tasks)\n`);
@@ -97,7 +104,9 @@ try {
         `${name.padEnd(26)} ${size.padStart(6)} ${fmt(f.create).padStart(9)} ${fmt(f.update).padStart(9)} ${fmt(f.get).padStart(9)} ${fmt(f.list).padStart(10)}`,
       );
     }
-    ratios.push(`${name.padEnd(26)} get ${fmt(large.get / small.get, 2)}   list page ${fmt(large.list / small.list, 2)}`);
+    ratios.push(
+      `${name.padEnd(26)} get ${fmt(large.get / small.get, 2)}   list page ${fmt(large.list / small.list, 2)}`,
+    );
   }
   console.log('\nratio 100k/1k (goal >= 0.80):');
   for (const line of ratios) console.log(line);

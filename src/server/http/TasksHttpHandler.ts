@@ -85,7 +85,8 @@ export function createTasksHttpHandler(
       if (rejected) return rejected;
       const auth = await options.authenticate?.(request);
       if (auth instanceof Response) return auth;
-      if (await isLegacyRequest(request)) return legacy(request, auth);
+      // A session id only exists on the 2025 wire, so session traffic skips classifying (and re-reading) the body.
+      if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request))) return legacy(request, auth);
       return modern.fetch(request, auth ? { authInfo: auth as never } : undefined);
     },
     async close() {

@@ -1,0 +1,37 @@
+// Benchmark server: an SDK 2.x server with mcp-tasks attached (store from MCP_TASKS_STORE, default memory).
+import { McpServer } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
+
+import { createMcpTasks, serveHttp } from '../../src/server/index.js';
+import { preciseNow } from '../httpSession.js';
+
+function createServer(): McpServer {
+  const server = new McpServer({ name: 'bench-mcp-tasks', version: '1' });
+  server.registerTool(
+    'complete_at',
+    { description: 'Completes at the given time', inputSchema: z.object({ at: z.number() }) },
+    async ({ at }) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+      return { content: [{ type: 'text', text: 'done' }], structuredContent: { completedAt: preciseNow() } };
+    },
+  );
+  return server;
+}
+
+const tasks = await createMcpTasks({
+  server: createServer,
+  tools: { complete_at: { taskSupport: 'optional', pollIntervalMs: 1000 } },
+  store: process.env['MCP_TASKS_STORE'] ?? 'memory',
+  rateLimit: false,
+  limits: { maxActivePerOwner: 1_000_000 },
+});
+const http = await serveHttp(tasks, createServer, { port: 0 });
+console.log(`listening on ${http.url}`);
+process.on(
+  'SIGTERM',
+  () =>
+    void http
+      .close()
+      .then(() => tasks.close())
+      .finally(() => process.exit(0)),
+);
