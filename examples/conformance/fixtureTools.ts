@@ -110,25 +110,19 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
     inputSchema: object({}),
     policy: { taskSupport: 'optional', pollIntervalMs: 200 },
     run: async (_args, ctx) => {
-      const [name, color] = await Promise.all([
-        ctx.mcpReq.elicitInput(
-          { message: 'Your name?', requestedSchema: object({ name: { type: 'string' } }, ['name']) } as never,
-          HUMAN_TIMEOUT,
-        ),
-        ctx.mcpReq.elicitInput(
-          { message: 'Favourite colour?', requestedSchema: object({ color: { type: 'string' } }, ['color']) } as never,
-          HUMAN_TIMEOUT,
-        ),
+      // Both forms accept the same fields, so either answer fits either question.
+      const form = object({ name: { type: 'string' }, confirm: { type: 'boolean' } });
+      const [first, second] = await Promise.all([
+        ctx.mcpReq.elicitInput({ message: 'Your name?', requestedSchema: form } as never, HUMAN_TIMEOUT),
+        ctx.mcpReq.elicitInput({ message: 'Proceed with the import?', requestedSchema: form } as never, HUMAN_TIMEOUT),
       ]);
-      return text(
-        `name=${JSON.stringify(name.content?.['name'] ?? null)} color=${JSON.stringify(color.content?.['color'] ?? null)}`,
-      );
+      return text(`name=${JSON.stringify(first.content?.['name'] ?? null)} confirm=${JSON.stringify(second.content?.['confirm'] ?? null)}`);
     },
   },
   test_tool_with_task: {
     description: 'Asks for a user name (multi-round-trip input), then works on it as a task.',
     inputSchema: object({}),
-    policy: { taskSupport: 'required', pollIntervalMs: 200 },
+    policy: { taskSupport: 'required', pollIntervalMs: 200, inputStyle: 'multiRoundTrip' },
     run: async (_args, ctx) => {
       const answer = acceptedContent(ctx.mcpReq.inputResponses, 'user_name', z.object({ name: z.string() }));
       if (answer === undefined) {

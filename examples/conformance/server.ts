@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { createMcpTasks, guardStdin, serveHttp } from '../../src/server/index.js';
+import { queueExecutor } from '../../src/server/worker/index.js';
 import { createFixtureServer, FIXTURE_POLICIES } from './fixtureTools.js';
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
@@ -17,6 +18,9 @@ const limits = {
   ...(env('MCP_TASKS_MAX_ACTIVE') !== undefined && { maxActivePerOwner: env('MCP_TASKS_MAX_ACTIVE') as number }),
   ...(env('MCP_TASKS_LIST_PAGE_SIZE') !== undefined && { listPageSize: env('MCP_TASKS_LIST_PAGE_SIZE') as number }),
 };
+// MCP_TASKS_EXECUTOR=queue: tasks run in fixture workers (`npm run worker:conformance`) through BullMQ on REDIS_URL.
+const queued = process.env['MCP_TASKS_EXECUTOR'] === 'queue';
+if (queued && !process.env['REDIS_URL']) throw new Error('MCP_TASKS_EXECUTOR=queue needs REDIS_URL');
 const tasks = await createMcpTasks({
   server: createFixtureServer,
   tools: FIXTURE_POLICIES,
@@ -25,6 +29,12 @@ const tasks = await createMcpTasks({
   limits,
   ...(rate && { rateLimit: { perSecond: rate[0] as number, burst: rate[1] as number } }),
   engine: { ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }) },
+  ...(queued && {
+    executor: queueExecutor({
+      redisUrl: process.env['REDIS_URL'] as string,
+      queueName: process.env['MCP_TASKS_QUEUE'],
+    }),
+  }),
 });
 
 const shutdown = async () => {

@@ -1,2 +1,3 @@
 export * from './core-2025-11-25/index.js';
+export * from './ext-tasks/index.js';
 export * from './shared/index.js';

@@ -11,10 +11,23 @@ export interface TaskWorkContext {
    * outstanding request is answered. Resolves with the answer.
    */
   requestInput(request: { method: string; params?: Record<string, unknown> }): Promise<InputAnswer>;
+  /**
+   * Parks the task until the requestor answers `requests`: the task goes `input_required`, `metaFor(keys)` is merged
+   * into the task (state the next run needs, given the keys the requests got), and the work should then return
+   * `SUSPENDED`. Answering every request runs the work again, in whichever process the executor chooses.
+   */
+  suspend(
+    requests: Array<{ method: string; params?: Record<string, unknown> }>,
+    metaFor: (keys: string[]) => Record<string, unknown>,
+  ): Promise<string[]>;
 }
 
-/** The work of a task: runs the original request and returns its outcome. */
-export type TaskWork = (context: TaskWorkContext) => Promise<TaskOutcome>;
+/** Returned by work that suspended itself for input (see TaskWorkContext.suspend). */
+export const SUSPENDED = { kind: 'suspended' } as const;
+export type TaskSuspension = typeof SUSPENDED;
+
+/** The work of a task: runs the original request and returns its outcome, or SUSPENDED. */
+export type TaskWork = (context: TaskWorkContext) => Promise<TaskOutcome | TaskSuspension>;
 
 /** The part of the engine an executor drives. */
 export interface EngineHandle {
@@ -29,6 +42,11 @@ export interface EngineHandle {
   ): Promise<string[]>;
   awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer>;
   withdrawInput(taskId: string, key: string): Promise<void>;
+  suspend(
+    taskId: string,
+    requests: Array<{ method: string; params?: Record<string, unknown> }>,
+    metaFor: (keys: string[]) => Record<string, unknown>,
+  ): Promise<string[]>;
   observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void;
   renewLeases(runner: string): Promise<void>;
   isExpired(record: TaskRecord, now: number): boolean;

@@ -281,7 +281,9 @@ export class TaskEngine implements EngineHandle {
   ): Promise<{ accepted: string[] }> {
     await this.get(scope, taskId);
     let accepted: string[] = [];
-    await this.mutate(taskId, (record) => {
+    let resumed = false;
+    const next = await this.mutate(taskId, (record) => {
+      resumed = false;
       if (isTerminal(record.status)) return null;
       accepted = Object.keys(answers).filter((key) => key in record.inputRequests);
       if (accepted.length === 0) return null;
@@ -291,9 +293,19 @@ export class TaskEngine implements EngineHandle {
       }
       if (Object.keys(record.inputRequests).length === 0 && record.status === 'input_required') {
         this.transition(record, 'working');
+        if (record.suspended) {
+          // The suspended work runs again with the answers; whoever completed the set hands it over.
+          resumed = true;
+          delete record.suspended;
+          if (this.executor?.leasesOnCreate) {
+            record.runner = this.executor.runnerId;
+            record.leaseUntil = this.clock.now() + this.leaseMs;
+          }
+        }
       }
       return record;
     });
+    if (resumed) await this.executor?.submit(next);
     return { accepted };
   }
 
@@ -335,6 +347,38 @@ export class TaskEngine implements EngineHandle {
         return key;
       });
       if (record.status === 'working') this.transition(record, 'input_required');
+      return record;
+    });
+    return keys;
+  }
+
+  /**
+   * Parks a task for input without holding its work in memory: adds the requests, moves it to `input_required`,
+   * merges `meta`, drops the runner's lease (nothing runs, so nothing can be stale) and clears earlier answers.
+   */
+  async suspend(
+    taskId: string,
+    requests: Array<{ method: string; params?: Record<string, unknown> }>,
+    metaFor: (keys: string[]) => Record<string, unknown>,
+  ): Promise<string[]> {
+    let keys: string[] = [];
+    await this.mutate(taskId, (record) => {
+      if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
+      const now = this.clock.now();
+      record.inputAnswers = {};
+      keys = requests.map((request) => {
+        // spec E10: keys come from the per-task counter, never reused.
+        const key = `input-${record.nextInputSeq++}`;
+        const pending: PendingInput = { method: request.method, createdAt: now };
+        if (request.params !== undefined) pending.params = request.params;
+        record.inputRequests[key] = pending;
+        return key;
+      });
+      if (record.status === 'working') this.transition(record, 'input_required');
+      record.meta = { ...record.meta, ...metaFor(keys) };
+      record.suspended = true;
+      delete record.runner;
+      delete record.leaseUntil;
       return record;
     });
     return keys;

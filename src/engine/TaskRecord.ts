@@ -71,6 +71,11 @@ export interface TaskRecord {
   startedAt?: number;
   terminalAt?: number;
   attempts: number;
+  /**
+   * The work returned while waiting for input and holds nothing in memory; answering every outstanding request hands
+   * the task to the executor again.
+   */
+  suspended?: boolean;
   recovery?: RecoveryMark;
   /** Dialect- and server-specific data (session id, request id, tool name, ...). */
   meta: Record<string, unknown>;

@@ -1,5 +1,6 @@
 export * from './Clock.js';
 export * from './CursorCodec.js';
+export * from './executeTask.js';
 export * from './Executor.js';
 export * from './RecoveryPolicy.js';
 export * from './stableJson.js';

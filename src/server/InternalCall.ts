@@ -13,6 +13,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../rpc/index.js';
+import { mirroredCapabilities } from './mirroredCapabilities.js';
 import type { ServerFactory, TransportLike } from './ServerLike.js';
 
 /** Marks the server end of an internal link, so an attached server does not add tasks to its own internal calls. */
@@ -61,14 +62,6 @@ export async function runInternalCall(
     await clientEnd.close().catch(() => {});
     await instance.close().catch(() => {});
   }
-}
-
-/** Only what a tool may use on the way back to the requestor; tasks are not nested into internal calls. */
-function mirroredCapabilities(requestor: Record<string, unknown>): Record<string, unknown> {
-  const mirrored: Record<string, unknown> = {};
-  for (const key of ['elicitation', 'sampling', 'roots'])
-    if (requestor[key] !== undefined) mirrored[key] = requestor[key];
-  return mirrored;
 }
 
 /** A minimal JSON-RPC requester over the SDK's in-memory transport: results come back byte-for-byte. */

@@ -4,16 +4,16 @@ import {
   type EngineLogger,
   type Executor,
   type TaskEngineOptions,
-  type TaskOutcome,
   type TaskRecord,
   type TaskStore,
-  type TaskWorkContext,
+  type TaskWork,
 } from '../engine/index.js';
 import { InProcessExecutor } from '../executors/index.js';
-import { CoreDialect, type ToolTaskPolicy } from '../dialects/index.js';
+import { CoreDialect, ExtDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork } from './createTaskWork.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
+import { warmModernLink } from './ModernInternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
 import type { CallerOptions } from './resolveCaller.js';
 import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
@@ -29,7 +29,7 @@ export interface McpTasksOptions {
   /** A TaskStore, or a spec: a SQLite path (default `./mcp-tasks.db`), `memory`, `postgres://…`, `redis://…`. */
   store?: TaskStore | string;
   /** Runs the tasks. Default: in this process, `concurrency` at a time. */
-  executor?: (engine: TaskEngine, run: (context: TaskWorkContext) => Promise<TaskOutcome>) => Executor;
+  executor?: (engine: TaskEngine, work: TaskWork) => Executor;
   /** Tasks running at once in this process. Default 16. */
   concurrency?: number;
   /** Limits (maximum ttl, default ttl, concurrent tasks per owner, list page size). See docs/limits.md. */
@@ -54,6 +54,7 @@ const silent: EngineLogger = { info() {}, warn() {}, error() {} };
 export class McpTasks implements ConnectionHost {
   readonly engine: TaskEngine;
   readonly core = new CoreDialect();
+  readonly ext = new ExtDialect();
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
@@ -91,6 +92,7 @@ export class McpTasks implements ConnectionHost {
     const store = typeof options.store === 'object' ? options.store : await createStore(options.store ?? DEFAULT_STORE);
     const tasks = new McpTasks(options, store);
     await tasks.engine.start();
+    if ([...tasks.policies.values()].some((policy) => policy.inputStyle === 'multiRoundTrip')) await warmModernLink(options.server);
     return tasks;
   }
 

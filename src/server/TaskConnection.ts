@@ -4,6 +4,9 @@ import { isTerminal, type EngineLogger, type TaskEngine } from '../engine/index.
 import {
   CORE_PROTOCOL_VERSION,
   CORE_TASK_METHODS,
+  EXT_TASK_METHODS,
+  PROTOCOL_VERSION_META,
+  TASKS_EXTENSION,
   coreCapabilities,
   parseInputRequestId,
   toCoreTask,
@@ -11,6 +14,7 @@ import {
   type Caller,
   type CoreDialect,
   type DialectAnswer,
+  type ExtDialect,
   type DialectContext,
   type ToolTaskPolicy,
 } from '../dialects/index.js';
@@ -33,6 +37,7 @@ import type { MessageExtraLike, TransportLike } from './ServerLike.js';
 export interface ConnectionHost {
   readonly engine: TaskEngine;
   readonly core: CoreDialect;
+  readonly ext: ExtDialect;
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
@@ -46,6 +51,15 @@ export interface ConnectionHost {
 type Handler = (request: JsonRpcRequest, ctx: DialectContext) => Promise<DialectAnswer>;
 
 const CORE_METHODS: ReadonlySet<string> = new Set(CORE_TASK_METHODS);
+const EXT_METHODS: ReadonlySet<string> = new Set(EXT_TASK_METHODS);
+
+/** A 2026-07-28 request carries its protocol version in the per-request `_meta` envelope; 2025-era ones never do. */
+function isModern(request: JsonRpcRequest, extra: MessageExtraLike | undefined): boolean {
+  const classification = extra?.['classification'];
+  if (isObject(classification) && classification['era'] === 'modern') return true;
+  const meta = isObject(request.params?.['_meta']) ? request.params['_meta'] : undefined;
+  return typeof meta?.[PROTOCOL_VERSION_META] === 'string';
+}
 
 /**
  * A transport wrapper between the SDK server and its real transport: it answers the task methods and task-augmented
@@ -59,7 +73,7 @@ export class TaskConnection implements TransportLike {
   onmessage?: ((message: JsonRpcMessage, extra?: MessageExtraLike) => void) | undefined;
 
   private readonly handling = new Map<RequestId, AbortController>();
-  private readonly tracked = new Map<RequestId, { method: 'initialize' | 'tools/list'; caller: Caller }>();
+  private readonly tracked = new Map<RequestId, { method: 'initialize' | 'tools/list' | 'server/discover'; caller: Caller; modern: boolean }>();
   private readonly inFlightInputs = new Set<string>();
   private readonly following = new Map<string, () => void>();
   private clientCapabilities: Record<string, unknown> | undefined;
@@ -139,25 +153,39 @@ export class TaskConnection implements TransportLike {
     }
     if (!isJsonRpcRequest(message)) return this.onmessage?.(message, extra);
 
+    const modern = isModern(message, extra);
     if (message.method === 'initialize') {
       const params = isObject(message.params) ? message.params : {};
       this.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : undefined;
-      this.tracked.set(message.id, { method: 'initialize', caller: this.callerFor(extra) });
-    } else if (message.method === 'tools/list') {
-      this.tracked.set(message.id, { method: 'tools/list', caller: this.callerFor(extra) });
+      this.tracked.set(message.id, { method: 'initialize', caller: this.callerFor(extra), modern });
+    } else if (message.method === 'tools/list' || message.method === 'server/discover') {
+      this.tracked.set(message.id, { method: message.method, caller: this.callerFor(extra), modern });
     }
-    const handler = this.route(message);
+    const handler = modern ? this.routeModern(message) : this.route(message);
     if (handler) return this.answer(message, extra, handler);
-    this.onmessage?.(message, extra);
+    this.onmessage?.(modern ? withoutLegacyTask(message) : message, extra);
   }
 
-  /** Which of our handlers answers the request, decided synchronously so message order is kept otherwise. */
+  /** Which of our handlers answers a 2025-era request, decided synchronously so message order is kept otherwise. */
   private route(request: JsonRpcRequest): Handler | undefined {
     const core = this.host.core;
     if (request.method === 'tools/call' && core.claimsToolsCall(request, (name) => this.host.policyFor(name))) {
       return (r, ctx) => core.toolsCall(r, ctx);
     }
     if (CORE_METHODS.has(request.method)) return (r, ctx) => core.tasksMethod(r, ctx);
+    return undefined;
+  }
+
+  /**
+   * 2026-07-28 requests: the extension's methods and server-directed task creation. `tasks/result` and `tasks/list`
+   * do not exist on this wire; they reach the SDK server, which answers -32601.
+   */
+  private routeModern(request: JsonRpcRequest): Handler | undefined {
+    const ext = this.host.ext;
+    if (request.method === 'tools/call' && ext.claimsToolsCall(request, (name) => this.host.policyFor(name))) {
+      return (r, ctx) => ext.toolsCall(r, ctx);
+    }
+    if (EXT_METHODS.has(request.method)) return (r, ctx) => ext.tasksMethod(r, ctx);
     return undefined;
   }
 
@@ -235,6 +263,13 @@ export class TaskConnection implements TransportLike {
     const tracked = this.tracked.get(message.id);
     if (!tracked) return message;
     this.tracked.delete(message.id);
+    if (tracked.method === 'server/discover') {
+      // The extension is advertised on the 2026-07-28 wire, the legacy `tasks` capability never (TASKS-SPEC §3.7).
+      const capabilities = isObject(message.result['capabilities']) ? message.result['capabilities'] : {};
+      const { tasks: _legacy, ...rest } = capabilities;
+      const extensions = isObject(rest['extensions']) ? rest['extensions'] : {};
+      return { ...message, result: { ...message.result, capabilities: { ...rest, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } } };
+    }
     if (tracked.method === 'initialize') {
       this.negotiatedVersion =
         typeof message.result['protocolVersion'] === 'string' ? message.result['protocolVersion'] : undefined;
@@ -249,7 +284,8 @@ export class TaskConnection implements TransportLike {
         },
       };
     }
-    if (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION) return message;
+    // `execution.taskSupport` exists only in 2025-11-25; the extension removed it.
+    if (tracked.modern || (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION)) return message;
     return { ...message, result: withTaskSupport(message.result, (name) => this.host.policyFor(name)?.taskSupport) };
   }
 
@@ -284,4 +320,11 @@ export class TaskConnection implements TransportLike {
     this.host.unregister(this);
     this.onclose?.();
   }
+}
+
+/** The legacy `params.task` must be ignored on the 2026-07-28 wire, so it never reaches the SDK server there. */
+function withoutLegacyTask(request: JsonRpcRequest): JsonRpcRequest {
+  if (request.method !== 'tools/call' || !isObject(request.params) || !('task' in request.params)) return request;
+  const { task: _task, ...params } = request.params;
+  return { ...request, params };
 }

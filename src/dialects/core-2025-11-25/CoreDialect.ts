@@ -79,7 +79,12 @@ export class CoreDialect {
         toolErrorStatus: 'failed',
         retrySafe: policy?.retrySafe ?? false,
         ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
-        meta: { connectionId: ctx.connectionId, toolName: name, clientCapabilities: ctx.clientCapabilities ?? {} },
+        meta: {
+          connectionId: ctx.connectionId,
+          toolName: name,
+          clientCapabilities: ctx.clientCapabilities ?? {},
+          inputStyle: policy?.inputStyle ?? 'requests',
+        },
       });
       ctx.onTaskCreated(record.taskId);
       // spec R11 R15: answered once durable, status `working`.

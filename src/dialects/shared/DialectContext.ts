@@ -22,6 +22,18 @@ export interface ToolTaskPolicy {
   pollIntervalMs?: number;
   /** Whether running the tool again after a crash is safe (idempotent work). Default false. */
   retrySafe?: boolean;
+  /**
+   * How the tool asks for input mid-call. `requests` (default): it sends elicitation/sampling requests and waits
+   * (SDK `elicitInput`, `requestSampling`; works with SDK v1 and v2). `multiRoundTrip`: it returns
+   * `inputRequired(...)` and is called again with the answers (SDK v2 only); a task then holds nothing in memory while
+   * it waits, and on the 2026-07-28 wire questions asked before any work are answered without creating a task.
+   */
+  inputStyle?: 'requests' | 'multiRoundTrip';
+  /**
+   * On the 2026-07-28 wire, how long a `multiRoundTrip` tool may take to ask its first questions (or finish) before the
+   * call becomes a task. Default 250 ms.
+   */
+  syncWindowMs?: number;
 }
 
 /** Messages to the requestor. `related` ones travel with the request being handled (on HTTP: its SSE stream). */

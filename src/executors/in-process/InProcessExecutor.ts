@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import {
-  isTerminal,
-  type EngineHandle,
-  type Executor,
-  type TaskRecord,
-  type TaskWork,
-  type TaskWorkContext,
-} from '../../engine/index.js';
+import { executeTask, type EngineHandle, type Executor, type TaskRecord, type TaskWork } from '../../engine/index.js';
 
 export interface InProcessExecutorOptions {
   engine: EngineHandle;
@@ -86,38 +79,8 @@ export class InProcessExecutor implements Executor {
     }
   }
 
-  private async run(taskId: string, controller: AbortController): Promise<void> {
-    const task = await this.engine.markStarted(taskId, this.runnerId);
-    if (!task || controller.signal.aborted) return;
-    // Cancellation, deletion and expiry reach the work as an abort (spec R50).
-    const stopObserving = this.engine.observe(taskId, (record) => {
-      if (!record || isTerminal(record.status) || this.engine.isExpired(record, Date.now())) {
-        controller.abort(new Error(record ? `Task is ${record.status}` : 'Task no longer exists'));
-      }
-    });
-    const context: TaskWorkContext = {
-      task,
-      signal: controller.signal,
-      setStatusMessage: (message) => this.engine.setStatusMessage(taskId, message),
-      requestInput: async (request) => {
-        const [key] = await this.engine.requestInput(taskId, [request]);
-        try {
-          return await this.engine.awaitInputAnswer(taskId, key as string, controller.signal);
-        } finally {
-          if (controller.signal.aborted) await this.engine.withdrawInput(taskId, key as string).catch(() => {});
-        }
-      },
-    };
-    try {
-      const outcome = await this.work(context);
-      if (!controller.signal.aborted) await this.engine.complete(taskId, outcome);
-    } catch (error) {
-      if (controller.signal.aborted) return;
-      const message = error instanceof Error ? error.message : String(error);
-      await this.engine.fail(taskId, `The task's work failed: ${message}`, { code: -32603, message });
-    } finally {
-      stopObserving();
-    }
+  private run(taskId: string, controller: AbortController): Promise<void> {
+    return executeTask(this.engine, taskId, this.runnerId, this.work, controller);
   }
 
   private ensureLeaseTimer(): void {

@@ -4,8 +4,11 @@ import {
   createMcpHandler,
   hostHeaderValidationResponse,
   isLegacyRequest,
+  readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+
+import { ErrorCodes, validateMessage } from '../../rpc/index.js';
 
 import type { McpTasks } from '../McpTasks.js';
 import type { AuthInfoLike, ServerFactory } from '../ServerLike.js';
@@ -46,21 +49,17 @@ export function createTasksHttpHandler(
   const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
   const allowed = options.allowedHostnames ?? LOCALHOST;
 
-  async function legacy(request: Request, authInfo: AuthInfoLike | undefined): Promise<Response> {
+  async function legacy(request: Request, authInfo: AuthInfoLike | undefined, body: unknown): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
-    const handleOptions = authInfo ? { authInfo: authInfo as never } : undefined;
+    const handleOptions = {
+      ...(authInfo && { authInfo: authInfo as never }),
+      ...(body !== undefined && { parsedBody: body }),
+    };
     if (sessionId) {
       const transport = sessions.get(sessionId);
       if (!transport) return jsonRpcError(404, -32001, 'Session not found');
       return transport.handleRequest(request, handleOptions);
     }
-    const body =
-      request.method === 'POST'
-        ? await request
-            .clone()
-            .json()
-            .catch(() => undefined)
-        : undefined;
     const opensSession = isInitialize(body);
     const transport = new WebStandardStreamableHTTPServerTransport({
       ...(opensSession
@@ -85,9 +84,23 @@ export function createTasksHttpHandler(
       if (rejected) return rejected;
       const auth = await options.authenticate?.(request);
       if (auth instanceof Response) return auth;
-      // A session id only exists on the 2025 wire, so session traffic skips classifying (and re-reading) the body.
-      if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request))) return legacy(request, auth);
-      return modern.fetch(request, auth ? { authInfo: auth as never } : undefined);
+      let body: unknown;
+      if (request.method === 'POST') {
+        // The body is read and checked once here, then handed on parsed: a malformed message gets the right
+        // JSON-RPC error (and its id) instead of a generic parse error.
+        const read = await readRequestBody(request);
+        if (read.tooLarge) return jsonRpcError(413, ErrorCodes.INVALID_REQUEST, 'Payload Too Large');
+        try {
+          body = JSON.parse(read.text);
+        } catch {
+          return jsonRpcError(400, ErrorCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON');
+        }
+        const invalid = (Array.isArray(body) ? body : [body]).map(validateMessage).find((error) => error !== undefined);
+        if (invalid) return new Response(JSON.stringify(invalid), { status: 400, headers: { 'content-type': 'application/json' } });
+      }
+      // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
+      if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body))) return legacy(request, auth, body);
+      return modern.fetch(request, { ...(auth && { authInfo: auth as never }), ...(body !== undefined && { parsedBody: body }) });
     },
     async close() {
       await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));

@@ -1,0 +1,92 @@
+// The conformance fixture worker: `npm run worker:conformance`. Runs the fixture tools for fixture servers started
+// with MCP_TASKS_EXECUTOR=queue. Environment:
+//   MCP_TASKS_STORE                the store the servers share (postgres://…, redis://…, a SQLite file path); required
+//   REDIS_URL                      Redis of the job queue; required
+//   MCP_TASKS_QUEUE                BullMQ queue name (default mcp-tasks)
+//   MCP_TASKS_WORKER_CONCURRENCY   tasks at once (default 16)
+//   MCP_TASKS_LEASE_MS             lease of a running task; a dead worker is noticed within about twice this
+//   MCP_TASKS_SHUTDOWN_TIMEOUT_MS  how long SIGTERM lets running tasks finish before handing them back (default 30 s)
+//   MCP_TASKS_TOOL_EVENTS          a file to which every tool start, end and abort is appended as a JSON line (tests)
+// Logs are JSON lines on stderr; "fixture worker ready" once it takes jobs.
+import { appendFileSync } from 'node:fs';
+
+import { ProtocolError, type Server } from '@modelcontextprotocol/server';
+
+import type { EngineLogger } from '../../src/engine/index.js';
+import { runWorker } from '../../src/server/worker/index.js';
+import { createFixtureServer, FIXTURE_TOOLS } from './fixtureTools.js';
+
+const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (!value) {
+    console.error(`mcp-tasks fixture worker: ${name} is required`);
+    process.exit(2);
+  }
+  return value;
+};
+
+const log = (level: string, fields: Record<string, unknown>, message: string) =>
+  process.stderr.write(`${JSON.stringify({ level, time: Date.now(), pid: process.pid, message, ...fields })}\n`);
+const logger: EngineLogger = {
+  info: (fields, message) => log('info', fields, message),
+  warn: (fields, message) => log('warn', fields, message),
+  error: (fields, message) => log('error', fields, message),
+};
+
+const toolEvents = process.env['MCP_TASKS_TOOL_EVENTS'];
+const leaseMs = env('MCP_TASKS_LEASE_MS');
+
+const worker = await runWorker({
+  server: toolEvents ? withToolEvents(toolEvents) : createFixtureServer,
+  store: required('MCP_TASKS_STORE'),
+  redisUrl: required('REDIS_URL'),
+  ...(process.env['MCP_TASKS_QUEUE'] && { queueName: process.env['MCP_TASKS_QUEUE'] }),
+  ...(env('MCP_TASKS_WORKER_CONCURRENCY') !== undefined && { concurrency: env('MCP_TASKS_WORKER_CONCURRENCY') }),
+  ...(env('MCP_TASKS_SHUTDOWN_TIMEOUT_MS') !== undefined && {
+    shutdownTimeoutMs: env('MCP_TASKS_SHUTDOWN_TIMEOUT_MS'),
+  }),
+  engine: { ...(leaseMs !== undefined && { leaseMs }) },
+  logger,
+});
+logger.info({ runner: worker.runnerId }, 'fixture worker ready');
+
+let stopping = false;
+const shutdown = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ runner: worker.runnerId, signal }, 'fixture worker shutting down');
+  await worker.close().catch((error: unknown) => logger.error({ error: String(error) }, 'shutdown failed'));
+  logger.info({ runner: worker.runnerId }, 'fixture worker stopped');
+  process.exit(0);
+};
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
+/**
+ * The fixture server, with every tools/call recorded in `path`: shows in tests which process ran a tool and that a
+ * cancellation reached the tool's own AbortSignal.
+ */
+function withToolEvents(path: string): () => Server {
+  const record = (entry: Record<string, unknown>) =>
+    appendFileSync(path, `${JSON.stringify({ ...entry, pid: process.pid, time: Date.now() })}\n`);
+  return () => {
+    const server = createFixtureServer();
+    server.setRequestHandler('tools/call', async (request, ctx) => {
+      const tool = FIXTURE_TOOLS[request.params.name];
+      if (!tool) throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
+      const entry = { tool: request.params.name, arguments: request.params.arguments ?? {} };
+      record({ ...entry, event: 'start' });
+      ctx.mcpReq.signal.addEventListener('abort', () => record({ ...entry, event: 'abort' }), { once: true });
+      try {
+        const result = await tool.run(request.params.arguments ?? {}, ctx);
+        record({ ...entry, event: 'end' });
+        return result as never;
+      } catch (error) {
+        record({ ...entry, event: 'error', error: String(error) });
+        throw error;
+      }
+    });
+    return server;
+  };
+}

@@ -1,0 +1,156 @@
+import { isTerminal, TaskTerminalError, type TaskRecord } from '../../engine/index.js';
+import { ErrorCodes, RpcError, isObject, paramsOf, toJsonRpcError, type JsonRpcRequest, type TaskOperation } from '../../rpc/index.js';
+import { answerError, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
+import { declaresTasksExtension, envelopeCapabilities, EXT_DIALECT, TASKS_EXTENSION, toDetailedTask, toExtTask } from './extWire.js';
+
+const COMPLETE = { resultType: 'complete' } as const;
+const DEFAULT_SYNC_WINDOW_MS = 250;
+
+/** The methods the extension defines on the 2026-07-28 wire (tasks/result and tasks/list are gone: -32601). */
+export const EXT_TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
+
+/** spec E14: -32021 with the capability the request lacked. */
+function missingCapability(): DialectAnswer {
+  return answerError(ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', {
+    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+  });
+}
+
+/**
+ * The 2026 tasks extension `io.modelcontextprotocol/tasks` (SEP-2663, TASKS-SPEC §3): the server decides per request
+ * whether a `tools/call` becomes a task; results are inlined in `tasks/get`; input is answered with `tasks/update`.
+ */
+export class ExtDialect {
+  /**
+   * Whether this dialect answers a 2026-07-28 `tools/call`: a declaring client calling a tool that may run as a task,
+   * or a non-declaring client calling one that can only run as a task (refused). Other calls run synchronously.
+   */
+  claimsToolsCall(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+    const params = paramsOf(request);
+    const name = params?.['name'];
+    if (!params || typeof name !== 'string') return false;
+    const support = policyFor(name)?.taskSupport ?? 'forbidden';
+    return declaresTasksExtension(params) ? support !== 'forbidden' : support === 'required';
+  }
+
+  async toolsCall(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request) as Record<string, unknown>;
+    const name = params['name'] as string;
+    // spec E1: only a request that itself declares the extension may get a task.
+    if (!declaresTasksExtension(params)) return missingCapability();
+    const policy = ctx.policyFor(name);
+    // The legacy `task` param is ignored on this wire; multi-round-trip answers go to the tool's first run.
+    const { task: _legacyTask, inputResponses, requestState, ...callParams } = params;
+    const multiRoundTrip = policy?.inputStyle === 'multiRoundTrip';
+    let record: TaskRecord;
+    try {
+      ({ task: record } = await ctx.engine.create({
+        owner: ctx.caller.owner,
+        request: { method: 'tools/call', params: callParams },
+        dialect: EXT_DIALECT,
+        ...(policy?.ttlMs !== undefined && { retention: { kind: 'ttl' as const, ttlMs: policy.ttlMs } }),
+        pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
+        // spec E15: a tool result with isError is `completed` on this wire.
+        toolErrorStatus: 'completed',
+        retrySafe: policy?.retrySafe ?? false,
+        meta: {
+          connectionId: ctx.connectionId,
+          toolName: name,
+          clientCapabilities: envelopeCapabilities(params),
+          inputStyle: policy?.inputStyle ?? 'requests',
+          ...(multiRoundTrip && {
+            mrtr: { ...(isObject(inputResponses) && { responses: inputResponses }), ...(typeof requestState === 'string' && { requestState }) },
+          }),
+        },
+      }));
+    } catch (error) {
+      return { error: toJsonRpcError(error, 'create') };
+    }
+    if (multiRoundTrip) {
+      const early = await this.settleEarly(record, policy?.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS, ctx);
+      if (early) return early;
+    }
+    ctx.onTaskCreated(record.taskId);
+    // spec E3 E4: the flat CreateTaskResult, answered once the task is durable.
+    return { result: { ...toExtTask(record), resultType: 'task' } };
+  }
+
+  /**
+   * spec E5: a multi-round-trip tool that asks its questions (or finishes) within the window is answered without a
+   * task; the task record that backed the attempt was never shown to anyone and is removed.
+   */
+  private async settleEarly(record: TaskRecord, windowMs: number, ctx: DialectContext): Promise<DialectAnswer | undefined> {
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(windowMs)]);
+    let current: TaskRecord | undefined = record;
+    try {
+      while (current && !isTerminal(current.status) && !current.suspended) {
+        current = await ctx.engine.waitForChange(record.taskId, current.version, signal);
+      }
+    } catch {
+      return undefined; // the window closed: the call becomes a task
+    }
+    if (!current) return undefined;
+    let answer: DialectAnswer;
+    if (current.suspended) {
+      const state = isObject(current.meta['mrtr']) ? current.meta['mrtr'] : {};
+      const keys = (isObject(state['keys']) ? state['keys'] : {}) as Record<string, string>;
+      const inputRequests = Object.fromEntries(
+        Object.entries(current.inputRequests).map(([key, pending]) => [keys[key] ?? key, { method: pending.method, ...(pending.params && { params: pending.params }) }]),
+      );
+      answer = {
+        result: { resultType: 'input_required', inputRequests, ...(typeof state['requestState'] === 'string' && { requestState: state['requestState'] }) },
+      };
+    } else if (current.outcome?.kind === 'error') {
+      answer = { error: current.outcome.error };
+    } else {
+      answer = { result: { ...(current.outcome?.kind === 'result' ? current.outcome.result : {}), resultType: 'complete' } };
+    }
+    await ctx.engine.delete(ctx.caller.scope, record.taskId).catch(() => {});
+    return answer;
+  }
+
+  /** Answers `tasks/get`, `tasks/update` or `tasks/cancel` on the 2026-07-28 wire. */
+  async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request);
+    // spec E14: a client that does not declare the extension on this request gets -32021.
+    if (!declaresTasksExtension(params)) return missingCapability();
+    const operation: TaskOperation = request.method === 'tasks/cancel' ? 'cancel' : request.method === 'tasks/update' ? 'update' : 'retrieve';
+    try {
+      const taskId = requireTaskId(params);
+      switch (request.method) {
+        case 'tasks/get':
+          // spec E8: the status-matching variant; spec E14: unknown ids are -32602.
+          return { result: { ...toDetailedTask(await ctx.engine.get(ctx.caller.scope, taskId)), ...COMPLETE } };
+        case 'tasks/update':
+          return await this.update(taskId, params as Record<string, unknown>, ctx);
+        case 'tasks/cancel':
+          return await this.cancel(taskId, ctx);
+        default:
+          return answerError(ErrorCodes.METHOD_NOT_FOUND, 'Method not found');
+      }
+    } catch (error) {
+      return { error: toJsonRpcError(error, operation) };
+    }
+  }
+
+  /** spec E12: answers for outstanding keys are taken, others ignored; acknowledged with an empty result. */
+  private async update(taskId: string, params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
+    const responses = params['inputResponses'];
+    if (!isObject(responses)) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: inputResponses must be an object');
+    const answers = Object.fromEntries(
+      Object.entries(responses).flatMap(([key, value]) => (isObject(value) ? [[key, { result: value }]] : [])),
+    );
+    await ctx.engine.answerInput(ctx.caller.scope, taskId, answers);
+    return { result: { ...COMPLETE } };
+  }
+
+  /** spec E13: acknowledged with an empty result, terminal tasks included; the work is aborted if it runs here. */
+  private async cancel(taskId: string, ctx: DialectContext): Promise<DialectAnswer> {
+    try {
+      await ctx.engine.cancel(ctx.caller.scope, taskId);
+    } catch (error) {
+      if (!(error instanceof TaskTerminalError)) throw error;
+    }
+    return { result: { ...COMPLETE } };
+  }
+}

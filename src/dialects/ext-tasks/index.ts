@@ -1,0 +1,2 @@
+export * from './ExtDialect.js';
+export * from './extWire.js';

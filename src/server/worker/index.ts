@@ -1,0 +1,2 @@
+export { queueExecutor, type QueueExecutorSettings } from './queueExecutor.js';
+export { runWorker, type RunWorkerOptions, type WorkerHandle } from './runWorker.js';

@@ -1,0 +1,90 @@
+import { TaskEngine, type EngineLogger, type TaskEngineOptions, type TaskStore } from '../../engine/index.js';
+import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/index.js';
+import { createStore } from '../createStore.js';
+import { createTaskWork } from '../createTaskWork.js';
+import type { ServerFactory } from '../ServerLike.js';
+
+export interface RunWorkerOptions {
+  /** The same server factory the server instances use: tasks run their tools on fresh instances of it. */
+  server: ServerFactory;
+  /** The store the server instances share: a TaskStore, or `postgres://…`, `redis://…`, a SQLite path. */
+  store: TaskStore | string;
+  /** Redis of the job queue, the one the server instances' `queueExecutor` uses. */
+  redisUrl: string;
+  /** Tasks this worker runs at once (tasks waiting for input count). Default 16. */
+  concurrency?: number;
+  /** BullMQ queue name. Default `mcp-tasks`. */
+  queueName?: string;
+  /** BullMQ key prefix. Default `bull`. */
+  prefix?: string;
+  /** How long `close()` lets running tasks finish before handing them back. Default 30 s. */
+  shutdownTimeoutMs?: number;
+  /** Engine settings: `leaseMs` (how soon a dead worker is noticed), `recoveryIntervalMs`, `sweepIntervalMs`, … */
+  engine?: Omit<TaskEngineOptions, 'store' | 'executor' | 'logger'>;
+  /** BullMQ job-lock tuning (see QueueWorkerOptions). */
+  queue?: Pick<QueueWorkerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount'>;
+  logger?: EngineLogger;
+}
+
+export interface WorkerHandle {
+  readonly engine: TaskEngine;
+  readonly worker: QueueWorker;
+  /** The runner name stored on the tasks this worker runs. */
+  readonly runnerId: string;
+  /** Finishes running tasks (up to `timeoutMs`, else hands them back), then disconnects. */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+}
+
+/**
+ * Starts a worker process's engine and queue worker: it takes queued tasks from BullMQ and runs them on fresh
+ * instances of the author's server, with status, input requests and outcomes going through the shared store.
+ * Its engine also takes part in recovery: a task whose worker died is queued again (retry-safe) or failed.
+ */
+export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle> {
+  const store = typeof options.store === 'object' ? options.store : await createStore(options.store);
+  const engine = new TaskEngine({
+    ...options.engine,
+    store,
+    ...(options.logger && { logger: options.logger }),
+  });
+  const common = {
+    connection: options.redisUrl,
+    ...(options.queueName !== undefined && { queueName: options.queueName }),
+    ...(options.prefix !== undefined && { prefix: options.prefix }),
+    ...(options.logger && { logger: options.logger }),
+  };
+  // Recovery in this process queues re-runs on the same queue; nothing else is submitted from a worker.
+  const producer = new QueueExecutor({ ...common, engine });
+  engine.setExecutor(producer);
+  const worker = new QueueWorker({
+    ...common,
+    ...options.queue,
+    engine,
+    work: createTaskWork(options.server),
+    ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...(options.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: options.shutdownTimeoutMs }),
+  });
+  try {
+    await engine.start();
+    await worker.start();
+  } catch (error) {
+    await worker.close({ timeoutMs: 0 }).catch(() => {});
+    await producer.close().catch(() => {});
+    await engine.close().catch(() => {});
+    throw error;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    engine,
+    worker,
+    runnerId: worker.runnerId,
+    close(closeOptions = {}) {
+      closing ??= (async () => {
+        await worker.close(closeOptions);
+        await producer.close();
+        await engine.close();
+      })();
+      return closing;
+    },
+  };
+}
