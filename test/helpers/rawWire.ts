@@ -392,3 +392,107 @@ export async function startPeer(
     },
   };
 }
+
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-wire-test', version: '1' },
+};
+
+/** A 2026-07-28 peer: no session, the `_meta` envelope on every request, `Mcp-Method` / `Mcp-Name` headers. */
+export class ModernPeer {
+  private nextModernId = 1;
+  /** Declared on every request unless a call says otherwise. */
+  capabilities: Record<string, unknown> = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+
+  constructor(
+    readonly url: string,
+    readonly headers: Record<string, string> = {},
+  ) {}
+
+  /** Sends one request and returns its JSON-RPC response (the last message of an SSE answer). */
+  async request(
+    method: string,
+    params: Record<string, unknown> = {},
+    options: { declare?: boolean; headers?: Record<string, string>; id?: string | number } = {},
+  ): Promise<Response & { httpStatus: number }> {
+    const declare = options.declare ?? true;
+    const capabilities = declare ? this.capabilities : { ...this.capabilities, extensions: {} };
+    const name = typeof params['taskId'] === 'string' ? params['taskId'] : typeof params['name'] === 'string' ? params['name'] : undefined;
+    const id = options.id ?? this.nextModernId++;
+    const response = await fetch(this.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': method,
+        ...(name !== undefined && { 'mcp-name': name }),
+        ...this.headers,
+        ...options.headers,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method,
+        params: { ...params, _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': capabilities, ...(params['_meta'] as object) } },
+      }),
+    });
+    const text = await response.text();
+    const messages = (response.headers.get('content-type') ?? '').includes('text/event-stream')
+      ? text
+          .split('\n')
+          .filter((line) => line.startsWith('data:'))
+          .map((line) => JSON.parse(line.slice(5)) as Message)
+      : [JSON.parse(text) as Message];
+    const reply = messages.find((m) => m.id === id) ?? messages.at(-1);
+    return { ...(reply as Response), httpStatus: response.status };
+  }
+
+  /** Opens a `subscriptions/listen` stream and collects its notifications until `close()`. */
+  async listen(notifications: Record<string, unknown>, declare = true): Promise<{ messages: Message[]; close(): void; first: Message | undefined }> {
+    const controller = new AbortController();
+    const capabilities = declare ? this.capabilities : { ...this.capabilities, extensions: {} };
+    const response = await fetch(this.url, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'subscriptions/listen',
+        ...this.headers,
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: `listen-${this.nextModernId++}`,
+        method: 'subscriptions/listen',
+        params: { notifications, _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
+      }),
+    });
+    const messages: Message[] = [];
+    if (!(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      messages.push((await response.json()) as Message);
+      return { messages, first: messages[0], close: () => controller.abort() };
+    }
+    void (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let boundary: number;
+        while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+          const data = buffer
+            .slice(0, boundary)
+            .split('\n')
+            .filter((line) => line.startsWith('data:'))
+            .map((line) => line.slice(5).trimStart())
+            .join('\n');
+          buffer = buffer.slice(boundary + 2);
+          if (data) messages.push(JSON.parse(data) as Message);
+        }
+      }
+    })().catch(() => {});
+    await eventually(() => messages.length > 0);
+    return { messages, first: messages[0], close: () => controller.abort() };
+  }
+}

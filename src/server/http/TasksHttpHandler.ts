@@ -8,7 +8,9 @@ import {
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 
-import { ErrorCodes, validateMessage } from '../../rpc/index.js';
+import { ErrorCodes, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
+import { resolveCaller } from '../resolveCaller.js';
+import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 
 import type { McpTasks } from '../McpTasks.js';
 import type { AuthInfoLike, ServerFactory } from '../ServerLike.js';
@@ -97,6 +99,18 @@ export function createTasksHttpHandler(
         }
         const invalid = (Array.isArray(body) ? body : [body]).map(validateMessage).find((error) => error !== undefined);
         if (invalid) return new Response(JSON.stringify(invalid), { status: 400, headers: { 'content-type': 'application/json' } });
+      }
+      const taskIds = listenTaskIds(body);
+      if (taskIds) {
+        // Task status push (SEP-2663): served here; other notifications in the same listen come from the SDK.
+        const { request: others, othersRequested } = withoutTaskIds(body as JsonRpcRequest);
+        const sdk = othersRequested
+          ? await modern.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(others), signal: request.signal }), {
+              ...(auth && { authInfo: auth as never }),
+              parsedBody: others,
+            })
+          : undefined;
+        return serveTaskListen(tasks.engine, resolveCaller(auth, undefined, tasks.callerOptions), body as JsonRpcRequest, taskIds, sdk);
       }
       // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
       if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body))) return legacy(request, auth, body);

@@ -1,0 +1,136 @@
+import { declaresTasksExtension, toDetailedTask, type Caller } from '../../dialects/index.js';
+import { ErrorCodes, isObject, type JsonRpcRequest, type RequestId } from '../../rpc/index.js';
+import type { TaskEngine } from '../../engine/index.js';
+
+const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
+const KEEP_ALIVE_MS = 15_000;
+
+/** The task ids a `subscriptions/listen` request asks about, or undefined when it asks about none. */
+export function listenTaskIds(message: unknown): string[] | undefined {
+  if (!isObject(message) || message['method'] !== 'subscriptions/listen' || !isObject(message['params'])) return undefined;
+  const notifications = message['params']['notifications'];
+  if (!isObject(notifications) || !Array.isArray(notifications['taskIds'])) return undefined;
+  return notifications['taskIds'].filter((id): id is string => typeof id === 'string');
+}
+
+/** The same listen request without `taskIds`, for the SDK to serve the other notifications it asks for. */
+export function withoutTaskIds(message: JsonRpcRequest): { request: JsonRpcRequest; othersRequested: boolean } {
+  const params = message.params as Record<string, unknown>;
+  const { taskIds: _taskIds, ...others } = params['notifications'] as Record<string, unknown>;
+  return { request: { ...message, params: { ...params, notifications: others } }, othersRequested: Object.keys(others).length > 0 };
+}
+
+/**
+ * Serves `notifications/tasks` for the task ids a 2026-07-28 client subscribes to (SEP-2663 status push): the
+ * acknowledgement names the ids the caller may see (others are silently not honored, so nothing leaks), then each
+ * change of those tasks is pushed as a full DetailedTask until the task ends or the client closes the stream. When the
+ * listen also asks for other notifications, the SDK's stream for those is merged in (`sdkStream`).
+ */
+export async function serveTaskListen(
+  engine: TaskEngine,
+  caller: Caller,
+  message: JsonRpcRequest,
+  taskIds: string[],
+  sdkStream?: Response,
+): Promise<Response> {
+  // spec E14: a client that does not declare the extension cannot ask for task notifications.
+  if (!declaresTasksExtension(message.params)) {
+    return Response.json({
+      jsonrpc: '2.0',
+      id: message.id,
+      error: {
+        code: ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message: 'Missing required client capability',
+        data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+      },
+    });
+  }
+  const honored: string[] = [];
+  for (const taskId of new Set(taskIds)) {
+    if (await engine.get(caller.scope, taskId).then(() => true, () => false)) honored.push(taskId);
+  }
+  const subscriptionId: RequestId = message.id;
+  const encoder = new TextEncoder();
+  const stops: Array<() => void> = [];
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let closed = false;
+  const write = (frame: string) => {
+    if (!closed) controller.enqueue(encoder.encode(frame));
+  };
+  const notify = (method: string, params: Record<string, unknown>) =>
+    write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method, params: { ...params, _meta: { [SUBSCRIPTION_ID_META]: subscriptionId } } })}\n\n`);
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    for (const stop of stops.splice(0)) stop();
+    try {
+      controller.close();
+    } catch {
+      // already closed by the consumer
+    }
+  };
+
+  const stream = new ReadableStream<Uint8Array>({
+    async start(streamController) {
+      controller = streamController;
+      if (sdkStream?.body) {
+        // The SDK's acknowledgement comes first on its stream; ours is folded into it.
+        void pipeSdkStream(sdkStream.body, honored, write, close);
+      } else {
+        notify('notifications/subscriptions/acknowledged', { notifications: { taskIds: honored } });
+        if (honored.length === 0) return close();
+      }
+      for (const taskId of honored) {
+        let last = '';
+        const stop = engine.observe(taskId, (record) => {
+          if (!record) return;
+          const detailed = toDetailedTask(record);
+          const snapshot = JSON.stringify(detailed);
+          if (snapshot === last) return;
+          last = snapshot;
+          notify('notifications/tasks', detailed);
+        });
+        stops.push(stop);
+      }
+      const keepAlive = setInterval(() => write(': keepalive\n\n'), KEEP_ALIVE_MS);
+      keepAlive.unref();
+      stops.push(() => clearInterval(keepAlive));
+    },
+    cancel() {
+      close();
+    },
+  });
+  return new Response(stream, {
+    status: 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' },
+  });
+}
+
+/** Copies the SDK's listen stream, adding our honored task ids to its acknowledgement frame. */
+async function pipeSdkStream(body: ReadableStream<Uint8Array>, honored: string[], write: (frame: string) => void, close: () => void): Promise<void> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  let acknowledged = false;
+  try {
+    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let boundary: number;
+      while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+        let frame = buffer.slice(0, boundary + 2);
+        buffer = buffer.slice(boundary + 2);
+        if (!acknowledged && frame.includes('notifications/subscriptions/acknowledged')) {
+          acknowledged = true;
+          frame = frame.replace(/^data: (.*)$/m, (_line, json: string) => {
+            const message = JSON.parse(json) as { params: { notifications: Record<string, unknown> } };
+            message.params.notifications = { ...message.params.notifications, taskIds: honored };
+            return `data: ${JSON.stringify(message)}`;
+          });
+        }
+        write(frame);
+      }
+    }
+  } finally {
+    close();
+  }
+}
+
