@@ -26,6 +26,7 @@ const tasks = await createMcpTasks({
   tools: FIXTURE_POLICIES,
   store,
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',
+  sep1686Requests: ['resources/read', 'prompts/get'],
   limits,
   ...(rate && { rateLimit: { perSecond: rate[0] as number, burst: rate[1] as number } }),
   engine: { ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }) },

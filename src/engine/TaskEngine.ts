@@ -20,6 +20,7 @@ import type {
   JsonRpcErrorObject,
   PendingInput,
   RetentionPolicy,
+  RetentionRequest,
   TaskOutcome,
   TaskRecord,
   TaskRequest,
@@ -85,7 +86,7 @@ export interface CreateTaskInput {
   request: TaskRequest;
   dialect: string;
   /** The requested retention; clamped to the limits, the actual value is on the returned task. */
-  retention?: RetentionPolicy;
+  retention?: RetentionRequest;
   pollIntervalMs?: number;
   idempotencyKey?: string;
   progressToken?: string | number;
@@ -635,7 +636,7 @@ export class TaskEngine implements EngineHandle {
     return existing;
   }
 
-  private clampRetention(requested: RetentionPolicy | undefined): RetentionPolicy {
+  private clampRetention(requested: RetentionRequest | undefined): RetentionPolicy {
     const { maxTtlMs, defaultTtlMs, minTtlMs } = this.limits;
     const clamp = (value: number | null | undefined): number | null => {
       // spec R29 R71: the server may override the requested ttl and caps it; the actual value is reported back.

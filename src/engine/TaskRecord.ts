@@ -33,6 +33,10 @@ export type InputAnswer = { result: Record<string, unknown> } | { error: JsonRpc
  */
 export type RetentionPolicy = { kind: 'ttl'; ttlMs: number | null } | { kind: 'keepAlive'; keepAliveMs: number | null };
 
+/** A requested retention: a missing duration means the server default. */
+export type RetentionRequest =
+  { kind: 'ttl'; ttlMs?: number | null } | { kind: 'keepAlive'; keepAliveMs?: number | null };
+
 /** How a task ended up in a terminal state through crash recovery, when it did. */
 export type RecoveryMark = 'failed-after-crash' | 'rerun-after-crash';
 

@@ -6,7 +6,13 @@ import { isTerminal } from './TaskStatus.js';
  * elsewhere (cancelled, deleted, expired — spec R50), and records the outcome. Shared by every executor so a task
  * runs the same way in this process and in a worker.
  */
-export async function executeTask(engine: EngineHandle, taskId: string, runnerId: string, work: TaskWork, controller: AbortController): Promise<void> {
+export async function executeTask(
+  engine: EngineHandle,
+  taskId: string,
+  runnerId: string,
+  work: TaskWork,
+  controller: AbortController,
+): Promise<void> {
   const task = await engine.markStarted(taskId, runnerId);
   if (!task || controller.signal.aborted) return;
   const stopObserving = engine.observe(taskId, (record) => {

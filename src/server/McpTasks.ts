@@ -9,7 +9,7 @@ import {
   type TaskWork,
 } from '../engine/index.js';
 import { InProcessExecutor } from '../executors/index.js';
-import { CoreDialect, ExtDialect, type ToolTaskPolicy } from '../dialects/index.js';
+import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork } from './createTaskWork.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
@@ -40,6 +40,11 @@ export interface McpTasksOptions {
   defaultPollIntervalMs?: number;
   /** Without authentication, bind tasks to the session that created them instead of making the id the capability. */
   bindToSession?: boolean;
+  /**
+   * SEP-1686 tasks on request types besides `tools/call`, as the proposal intends (`resources/read`, `prompts/get`).
+   * Default none: the task `_meta` on them is ignored and they are answered normally.
+   */
+  sep1686Requests?: Array<'resources/read' | 'prompts/get'>;
   /** Task operations per owner; `false` disables the limit. Default 50/s with bursts of 100. */
   rateLimit?: RateLimit | false;
   logger?: EngineLogger;
@@ -55,6 +60,7 @@ export class McpTasks implements ConnectionHost {
   readonly engine: TaskEngine;
   readonly core = new CoreDialect();
   readonly ext = new ExtDialect();
+  readonly sep: SepDialect;
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
@@ -68,6 +74,7 @@ export class McpTasks implements ConnectionHost {
     store: TaskStore,
   ) {
     this.logger = options.logger ?? silent;
+    this.sep = new SepDialect({ requests: new Set(options.sep1686Requests ?? []) });
     this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.rate = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
@@ -92,7 +99,8 @@ export class McpTasks implements ConnectionHost {
     const store = typeof options.store === 'object' ? options.store : await createStore(options.store ?? DEFAULT_STORE);
     const tasks = new McpTasks(options, store);
     await tasks.engine.start();
-    if ([...tasks.policies.values()].some((policy) => policy.inputStyle === 'multiRoundTrip')) await warmModernLink(options.server);
+    if ([...tasks.policies.values()].some((policy) => policy.inputStyle === 'multiRoundTrip'))
+      await warmModernLink(options.server);
     return tasks;
   }
 

@@ -1,4 +1,10 @@
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, createMcpHandler, PROTOCOL_VERSION_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  createMcpHandler,
+  PROTOCOL_VERSION_META_KEY,
+  type McpHttpHandler,
+} from '@modelcontextprotocol/server';
 
 import type { TaskOutcome, TaskRequest } from '../engine/index.js';
 import { ErrorCodes, isObject, type JsonRpcResponse } from '../rpc/index.js';
@@ -39,7 +45,11 @@ function handlerFor(factory: ServerFactory): McpHttpHandler {
  * schemas inside its synchronous window.
  */
 export async function warmModernLink(factory: ServerFactory): Promise<void> {
-  await runModernInternalCall(factory, { method: 'tools/list', params: {} }, { signal: AbortSignal.timeout(10_000), clientCapabilities: {} }).catch(() => {});
+  await runModernInternalCall(
+    factory,
+    { method: 'tools/list', params: {} },
+    { signal: AbortSignal.timeout(10_000), clientCapabilities: {} },
+  ).catch(() => {});
 }
 
 /**
@@ -47,7 +57,11 @@ export async function warmModernLink(factory: ServerFactory): Promise<void> {
  * per-request handler, no socket). A tool written with `inputRequired(...)` comes back with its input requests and
  * request state instead of holding the call open, so a task can wait for a person without holding memory.
  */
-export async function runModernInternalCall(factory: ServerFactory, request: TaskRequest, options: ModernCallOptions): Promise<TaskOutcome | InputRequiredOutcome> {
+export async function runModernInternalCall(
+  factory: ServerFactory,
+  request: TaskRequest,
+  options: ModernCallOptions,
+): Promise<TaskOutcome | InputRequiredOutcome> {
   const handler = handlerFor(factory);
   const meta = isObject(request.params['_meta']) ? request.params['_meta'] : {};
   const params: Record<string, unknown> = {
@@ -58,10 +72,16 @@ export async function runModernInternalCall(factory: ServerFactory, request: Tas
       [CLIENT_CAPABILITIES_META_KEY]: mirroredCapabilities(options.clientCapabilities),
       [CLIENT_INFO_META_KEY]: { name: 'mcp-tasks-internal', version: '1' },
     },
-    ...(options.inputResponses && Object.keys(options.inputResponses).length > 0 && { inputResponses: options.inputResponses }),
+    ...(options.inputResponses &&
+      Object.keys(options.inputResponses).length > 0 && { inputResponses: options.inputResponses }),
     ...(options.requestState !== undefined && { requestState: options.requestState }),
   };
-  const name = typeof request.params['name'] === 'string' ? request.params['name'] : typeof request.params['uri'] === 'string' ? request.params['uri'] : undefined;
+  const name =
+    typeof request.params['name'] === 'string'
+      ? request.params['name']
+      : typeof request.params['uri'] === 'string'
+        ? request.params['uri']
+        : undefined;
   const response = await handler.fetch(
     new Request('http://mcp-tasks.internal/mcp', {
       method: 'POST',
@@ -91,20 +111,32 @@ export async function runModernInternalCall(factory: ServerFactory, request: Tas
 }
 
 /** The terminal JSON-RPC response of the exchange; progress on the way goes to `onProgress`. */
-async function readReply(response: Response, options: ModernCallOptions): Promise<JsonRpcResponse & { result: Record<string, unknown> } | { error: { code: number; message: string; data?: unknown } }> {
+async function readReply(
+  response: Response,
+  options: ModernCallOptions,
+): Promise<
+  (JsonRpcResponse & { result: Record<string, unknown> }) | { error: { code: number; message: string; data?: unknown } }
+> {
   const type = response.headers.get('content-type') ?? '';
   const messages: Array<Record<string, unknown>> = [];
   const text = await response.text();
   if (type.includes('text/event-stream')) {
-    for (const line of text.split('\n')) if (line.startsWith('data:')) messages.push(JSON.parse(line.slice(5)) as Record<string, unknown>);
+    for (const line of text.split('\n'))
+      if (line.startsWith('data:')) messages.push(JSON.parse(line.slice(5)) as Record<string, unknown>);
   } else if (text) {
     messages.push(JSON.parse(text) as Record<string, unknown>);
   }
   for (const message of messages) {
-    if (message['method'] === 'notifications/progress' && isObject(message['params'])) options.onProgress?.(message['params']);
+    if (message['method'] === 'notifications/progress' && isObject(message['params']))
+      options.onProgress?.(message['params']);
     if ('result' in message || 'error' in message) return message as never;
   }
-  return { error: { code: ErrorCodes.INTERNAL_ERROR, message: `The tool server answered HTTP ${response.status} without a JSON-RPC response` } };
+  return {
+    error: {
+      code: ErrorCodes.INTERNAL_ERROR,
+      message: `The tool server answered HTTP ${response.status} without a JSON-RPC response`,
+    },
+  };
 }
 
 /** The server-info stamp is wire decoration of this exchange, not part of the tool's result. */

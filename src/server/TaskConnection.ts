@@ -6,6 +6,9 @@ import {
   CORE_TASK_METHODS,
   EXT_TASK_METHODS,
   PROTOCOL_VERSION_META,
+  RequestCancelled,
+  SEP_TASK_METHODS,
+  carriesSepRelatedTask,
   TASKS_EXTENSION,
   coreCapabilities,
   parseInputRequestId,
@@ -15,6 +18,7 @@ import {
   type CoreDialect,
   type DialectAnswer,
   type ExtDialect,
+  type SepDialect,
   type DialectContext,
   type ToolTaskPolicy,
 } from '../dialects/index.js';
@@ -38,6 +42,7 @@ export interface ConnectionHost {
   readonly engine: TaskEngine;
   readonly core: CoreDialect;
   readonly ext: ExtDialect;
+  readonly sep: SepDialect;
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
@@ -52,6 +57,7 @@ type Handler = (request: JsonRpcRequest, ctx: DialectContext) => Promise<Dialect
 
 const CORE_METHODS: ReadonlySet<string> = new Set(CORE_TASK_METHODS);
 const EXT_METHODS: ReadonlySet<string> = new Set(EXT_TASK_METHODS);
+const SEP_METHODS: ReadonlySet<string> = new Set(SEP_TASK_METHODS);
 
 /** A 2026-07-28 request carries its protocol version in the per-request `_meta` envelope; 2025-era ones never do. */
 function isModern(request: JsonRpcRequest, extra: MessageExtraLike | undefined): boolean {
@@ -73,7 +79,10 @@ export class TaskConnection implements TransportLike {
   onmessage?: ((message: JsonRpcMessage, extra?: MessageExtraLike) => void) | undefined;
 
   private readonly handling = new Map<RequestId, AbortController>();
-  private readonly tracked = new Map<RequestId, { method: 'initialize' | 'tools/list' | 'server/discover'; caller: Caller; modern: boolean }>();
+  private readonly tracked = new Map<
+    RequestId,
+    { method: 'initialize' | 'tools/list' | 'server/discover'; caller: Caller; modern: boolean }
+  >();
   private readonly inFlightInputs = new Set<string>();
   private readonly following = new Map<string, () => void>();
   private clientCapabilities: Record<string, unknown> | undefined;
@@ -146,8 +155,10 @@ export class TaskConnection implements TransportLike {
     if (isJsonRpcNotification(message)) {
       if (message.method === 'notifications/cancelled' && isObject(message.params)) {
         const controller = this.handling.get(message.params['requestId'] as RequestId);
-        if (controller)
-          return controller.abort(new Error(String(message.params['reason'] ?? 'cancelled by the requestor')));
+        if (controller) {
+          const reason = message.params['reason'];
+          return controller.abort(new RequestCancelled(typeof reason === 'string' ? reason : undefined));
+        }
       }
       return this.onmessage?.(message, extra);
     }
@@ -161,13 +172,35 @@ export class TaskConnection implements TransportLike {
     } else if (message.method === 'tools/list' || message.method === 'server/discover') {
       this.tracked.set(message.id, { method: message.method, caller: this.callerFor(extra), modern });
     }
-    const handler = modern ? this.routeModern(message) : this.route(message);
+    const handler = modern ? this.routeModern(message) : this.route(message, extra);
     if (handler) return this.answer(message, extra, handler);
     this.onmessage?.(modern ? withoutLegacyTask(message) : message, extra);
   }
 
-  /** Which of our handlers answers a 2025-era request, decided synchronously so message order is kept otherwise. */
-  private route(request: JsonRpcRequest): Handler | undefined {
+  /**
+   * Which of our handlers answers a 2025-era request, decided synchronously so message order is kept otherwise.
+   * The classification table is in docs/generations.md.
+   */
+  private route(request: JsonRpcRequest, extra: MessageExtraLike | undefined): Handler | undefined {
+    const { sep } = this.host;
+    const policyFor = (name: string) => this.host.policyFor(name);
+    if (sep.claimsRequest(request, this.callerFor(extra), policyFor)) return (r, ctx) => sep.createTask(r, ctx);
+    if (SEP_METHODS.has(request.method) && (request.method === 'tasks/delete' || this.speaksSep1686(request))) {
+      return (r, ctx) => sep.tasksMethod(r, ctx);
+    }
+    return this.routeCore(request);
+  }
+
+  /**
+   * SEP-1686 task requests carry its related-task key (spec 4.7); on a connection that negotiated a protocol older
+   * than 2025-11-25, where core tasks do not exist, every task request is SEP-1686.
+   */
+  private speaksSep1686(request: JsonRpcRequest): boolean {
+    if (carriesSepRelatedTask(isObject(request.params) ? request.params : undefined)) return true;
+    return this.negotiatedVersion !== undefined && this.negotiatedVersion < CORE_PROTOCOL_VERSION;
+  }
+
+  private routeCore(request: JsonRpcRequest): Handler | undefined {
     const core = this.host.core;
     if (request.method === 'tools/call' && core.claimsToolsCall(request, (name) => this.host.policyFor(name))) {
       return (r, ctx) => core.toolsCall(r, ctx);
@@ -203,7 +236,9 @@ export class TaskConnection implements TransportLike {
     };
     run()
       .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error) }))
-      .then((answer) => reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse))
+      .then((answer) =>
+        'noResponse' in answer ? undefined : reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse),
+      )
       .catch((error: unknown) => this.onerror?.(error instanceof Error ? error : new Error(String(error))))
       .finally(() => this.handling.delete(request.id));
   }
@@ -268,7 +303,10 @@ export class TaskConnection implements TransportLike {
       const capabilities = isObject(message.result['capabilities']) ? message.result['capabilities'] : {};
       const { tasks: _legacy, ...rest } = capabilities;
       const extensions = isObject(rest['extensions']) ? rest['extensions'] : {};
-      return { ...message, result: { ...message.result, capabilities: { ...rest, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } } };
+      return {
+        ...message,
+        result: { ...message.result, capabilities: { ...rest, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } },
+      };
     }
     if (tracked.method === 'initialize') {
       this.negotiatedVersion =
@@ -285,7 +323,8 @@ export class TaskConnection implements TransportLike {
       };
     }
     // `execution.taskSupport` exists only in 2025-11-25; the extension removed it.
-    if (tracked.modern || (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION)) return message;
+    if (tracked.modern || (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION))
+      return message;
     return { ...message, result: withTaskSupport(message.result, (name) => this.host.policyFor(name)?.taskSupport) };
   }
 

@@ -37,7 +37,11 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
   });
 
   it('E1: never creates a task for a request that does not declare the extension itself', async () => {
-    const plain = await peer.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'e1' } }, { declare: false });
+    const plain = await peer.request(
+      'tools/call',
+      { name: 'slow_compute', arguments: { seconds: 0, label: 'e1' } },
+      { declare: false },
+    );
     expect(plain.result?.['resultType']).toBe('complete');
     expect(plain.result?.['content']).toEqual([{ type: 'text', text: 'Computed e1 in 0s' }]);
     expect(plain.result?.['taskId']).toBeUndefined();
@@ -78,7 +82,11 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
     expect((completed['result'] as Record<string, unknown>)['isError']).toBe(true);
     const protocolError = await createTask('protocol_error_job');
     const failed = await untilStatus(protocolError['taskId'] as string, 'failed');
-    expect(failed['error']).toEqual({ code: -32603, message: 'protocol_error_job: the upstream service refused the request', data: { upstream: 'inventory', retryable: false } });
+    expect(failed['error']).toEqual({
+      code: -32603,
+      message: 'protocol_error_job: the upstream service refused the request',
+      data: { upstream: 'inventory', retryable: false },
+    });
     expect(failed['result']).toBeUndefined();
   });
 
@@ -91,14 +99,22 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
     });
     const [first, second] = Object.keys(waiting['inputRequests'] as object) as [string, string];
     expect(first).not.toBe(second);
-    const ack = await peer.request('tasks/update', { taskId, inputResponses: { [first]: { action: 'accept', content: { name: 'Grace' } }, bogus: { action: 'accept' } } });
+    const ack = await peer.request('tasks/update', {
+      taskId,
+      inputResponses: { [first]: { action: 'accept', content: { name: 'Grace' } }, bogus: { action: 'accept' } },
+    });
     expect(ack.result).toEqual({ resultType: 'complete' });
     const partial = (await peer.request('tasks/get', { taskId })).result as Record<string, unknown>;
     expect(partial['status']).toBe('input_required');
     expect(Object.keys(partial['inputRequests'] as object)).toEqual([second]);
     // A replayed key is no longer outstanding: acknowledged, ignored.
-    expect((await peer.request('tasks/update', { taskId, inputResponses: { [first]: { action: 'decline' } } })).result).toEqual({ resultType: 'complete' });
-    await peer.request('tasks/update', { taskId, inputResponses: { [second]: { action: 'accept', content: { confirm: true } } } });
+    expect(
+      (await peer.request('tasks/update', { taskId, inputResponses: { [first]: { action: 'decline' } } })).result,
+    ).toEqual({ resultType: 'complete' });
+    await peer.request('tasks/update', {
+      taskId,
+      inputResponses: { [second]: { action: 'accept', content: { confirm: true } } },
+    });
     const done = await untilStatus(taskId, 'completed');
     expect(done['result']).toEqual({ content: [{ type: 'text', text: 'name="Grace" confirm=true' }] });
   });
@@ -132,13 +148,19 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
 
   it('E14 bad input: unknown ids, wrong types and missing fields get -32602', async () => {
     for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
-      expect((await peer.request(method, { taskId: 'tasks-conformance-nonexistent-12345', inputResponses: {} })).error?.code, method).toBe(-32602);
+      expect(
+        (await peer.request(method, { taskId: 'tasks-conformance-nonexistent-12345', inputResponses: {} })).error?.code,
+        method,
+      ).toBe(-32602);
       expect((await peer.request(method, { taskId: 42, inputResponses: {} })).error?.code, method).toBe(-32602);
       expect((await peer.request(method, { inputResponses: {} })).error?.code, method).toBe(-32602);
     }
     const created = await createTask('confirm_delete', { filename: 'x' });
     for (const inputResponses of [undefined, 'yes', ['a']]) {
-      const response = await peer.request('tasks/update', { taskId: created['taskId'], ...(inputResponses !== undefined && { inputResponses }) });
+      const response = await peer.request('tasks/update', {
+        taskId: created['taskId'],
+        ...(inputResponses !== undefined && { inputResponses }),
+      });
       expect(response.error?.code).toBe(-32602);
     }
     await peer.request('tasks/cancel', { taskId: created['taskId'] });
@@ -151,7 +173,11 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
 
   it('E17: a mismatched Mcp-Name header on tasks/get is -32020', async () => {
     const created = await createTask('slow_compute', { seconds: 0, label: 'h' });
-    const response = await peer.request('tasks/get', { taskId: created['taskId'] }, { headers: { 'mcp-name': 'someone-else' } });
+    const response = await peer.request(
+      'tasks/get',
+      { taskId: created['taskId'] },
+      { headers: { 'mcp-name': 'someone-else' } },
+    );
     expect(response.error?.code).toBe(-32020);
   });
 
@@ -162,7 +188,9 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
     try {
       expect(stream.first?.['method']).toBe('notifications/subscriptions/acknowledged');
       expect((stream.first?.['params'] as { notifications: unknown }).notifications).toEqual({ taskIds: [taskId] });
-      const completed = await eventually(() => stream.messages.find((m) => m.method === 'notifications/tasks' && m.params?.['status'] === 'completed'));
+      const completed = await eventually(() =>
+        stream.messages.find((m) => m.method === 'notifications/tasks' && m.params?.['status'] === 'completed'),
+      );
       expect(completed.params?.['taskId']).toBe(taskId);
       expect(completed.params?.['result']).toEqual({ content: [{ type: 'text', text: 'Computed push in 0.5s' }] });
       // spec E16: no progress on task streams.
@@ -178,7 +206,11 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
   it('§3.7: tasks created through the 2025-11-25 flow stay reachable by tasks/get and tasks/cancel', async () => {
     const legacy: HttpPeer = await fixture.peer();
     await legacy.initialize();
-    const created = await legacy.request('tools/call', { name: 'slow_compute', arguments: { seconds: 30, label: 'legacy' }, task: {} });
+    const created = await legacy.request('tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 30, label: 'legacy' },
+      task: {},
+    });
     const taskId = (created.result?.['task'] as { taskId: string }).taskId;
     const seen = await peer.request('tasks/get', { taskId });
     expect(seen.result?.['status']).toBe('working');

@@ -18,10 +18,14 @@ describe('server restart on SQLite (kill -9)', () => {
     const peer = await first.peer();
     await peer.initialize();
     const done = await create(peer, 'slow_compute', { seconds: 0, label: 'kept' });
-    await eventually(async () => (await peer.request('tasks/get', { taskId: done })).result?.['status'] === 'completed');
+    await eventually(
+      async () => (await peer.request('tasks/get', { taskId: done })).result?.['status'] === 'completed',
+    );
     const asking = await create(peer, 'confirm_delete', { filename: 'a.txt' });
     const rerunnable = await create(peer, 'slow_compute', { seconds: 2, label: 'again' });
-    await eventually(async () => (await peer.request('tasks/get', { taskId: asking })).result?.['status'] === 'input_required');
+    await eventually(
+      async () => (await peer.request('tasks/get', { taskId: asking })).result?.['status'] === 'input_required',
+    );
     await peer.close();
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
@@ -32,7 +36,9 @@ describe('server restart on SQLite (kill -9)', () => {
       await later.initialize();
       // The completed result survived and is still retrievable.
       expect((await later.request('tasks/get', { taskId: done })).result?.['status']).toBe('completed');
-      expect((await later.request('tasks/result', { taskId: done })).result?.['content']).toEqual([{ type: 'text', text: 'Computed kept in 0s' }]);
+      expect((await later.request('tasks/result', { taskId: done })).result?.['content']).toEqual([
+        { type: 'text', text: 'Computed kept in 0s' },
+      ]);
       // Work that is not safe to retry is failed with a clear message once the dead runner's lease runs out.
       const failed = await eventually(async () => {
         const task = (await later.request('tasks/get', { taskId: asking })).result;

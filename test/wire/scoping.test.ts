@@ -3,7 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpFixture, HttpPeer, eventually, type RawPeer } from '../helpers/rawWire.js';
 
 async function newTask(peer: RawPeer, seconds = 5): Promise<string> {
-  const response = await peer.request('tools/call', { name: 'slow_compute', arguments: { seconds, label: 'scope' }, task: {} });
+  const response = await peer.request('tools/call', {
+    name: 'slow_compute',
+    arguments: { seconds, label: 'scope' },
+    task: {},
+  });
   expect(response.error, JSON.stringify(response.error)).toBeUndefined();
   return (response.result?.['task'] as { taskId: string }).taskId;
 }
@@ -81,7 +85,11 @@ describe('owner scoping without authentication (R64–R66)', () => {
 
   it('does not offer tasks/list where callers cannot be told apart (no session)', async () => {
     const stateless = new HttpPeer(fixture.url);
-    const created = await stateless.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'x' }, task: {} });
+    const created = await stateless.request('tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 0, label: 'x' },
+      task: {},
+    });
     const taskId = (created.result?.['task'] as { taskId: string }).taskId;
     expect(stateless.sessionId).toBeUndefined();
     expect((await stateless.request('tasks/get', { taskId })).result?.['taskId']).toBe(taskId);
@@ -140,7 +148,10 @@ describe('limits (R69 R70)', () => {
       expect(third.error?.code).toBe(-32600);
       expect(third.error?.message).toMatch(/Too many active tasks/);
       await peer.request('tasks/cancel', { taskId: first });
-      await eventually(async () => (await peer.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: {} })).result);
+      await eventually(
+        async () =>
+          (await peer.request('tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: {} })).result,
+      );
       await peer.close();
     } finally {
       await fixture.close();

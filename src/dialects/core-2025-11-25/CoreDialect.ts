@@ -8,13 +8,7 @@ import {
   type JsonRpcRequest,
   type TaskOperation,
 } from '../../rpc/index.js';
-import {
-  answerError,
-  inputRequestId,
-  requireTaskId,
-  type DialectAnswer,
-  type DialectContext,
-} from '../shared/index.js';
+import { answerError, deliverInputs, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
 import { CORE_DIALECT, RELATED_TASK_META, toCoreTask } from './wireTask.js';
 
 const CANCELLED_RESULT_TEXT = 'The task was cancelled before it produced a result.';
@@ -149,7 +143,8 @@ export class CoreDialect {
     const delivered: string[] = [];
     try {
       while (!isTerminal(record.status)) {
-        await this.deliverInputs(record, ctx, delivered);
+        // spec R24 R37 R38: each request carries the task it belongs to.
+        await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
         const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal);
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
@@ -157,25 +152,6 @@ export class CoreDialect {
       for (const entry of delivered) ctx.inFlightInputs.delete(entry);
     }
     return outcomeAnswer(record);
-  }
-
-  private async deliverInputs(record: TaskRecord, ctx: DialectContext, delivered: string[]): Promise<void> {
-    for (const [key, pending] of Object.entries(record.inputRequests)) {
-      const entry = `${record.taskId}:${key}`;
-      if (ctx.inFlightInputs.has(entry)) continue;
-      ctx.inFlightInputs.add(entry);
-      delivered.push(entry);
-      const params = { ...pending.params } as Record<string, unknown>;
-      const meta = isObject(params['_meta']) ? params['_meta'] : {};
-      // spec R24 R37 R38: the request carries the task it belongs to.
-      params['_meta'] = { ...meta, [RELATED_TASK_META]: { taskId: record.taskId } };
-      await ctx.outbound.relatedRequest({
-        jsonrpc: '2.0',
-        id: inputRequestId(record.taskId, key),
-        method: pending.method,
-        params,
-      });
-    }
   }
 }
 

@@ -1,7 +1,22 @@
 import { isTerminal, TaskTerminalError, type TaskRecord } from '../../engine/index.js';
-import { ErrorCodes, RpcError, isObject, paramsOf, toJsonRpcError, type JsonRpcRequest, type TaskOperation } from '../../rpc/index.js';
+import {
+  ErrorCodes,
+  RpcError,
+  isObject,
+  paramsOf,
+  toJsonRpcError,
+  type JsonRpcRequest,
+  type TaskOperation,
+} from '../../rpc/index.js';
 import { answerError, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
-import { declaresTasksExtension, envelopeCapabilities, EXT_DIALECT, TASKS_EXTENSION, toDetailedTask, toExtTask } from './extWire.js';
+import {
+  declaresTasksExtension,
+  envelopeCapabilities,
+  EXT_DIALECT,
+  TASKS_EXTENSION,
+  toDetailedTask,
+  toExtTask,
+} from './extWire.js';
 
 const COMPLETE = { resultType: 'complete' } as const;
 const DEFAULT_SYNC_WINDOW_MS = 250;
@@ -59,7 +74,10 @@ export class ExtDialect {
           clientCapabilities: envelopeCapabilities(params),
           inputStyle: policy?.inputStyle ?? 'requests',
           ...(multiRoundTrip && {
-            mrtr: { ...(isObject(inputResponses) && { responses: inputResponses }), ...(typeof requestState === 'string' && { requestState }) },
+            mrtr: {
+              ...(isObject(inputResponses) && { responses: inputResponses }),
+              ...(typeof requestState === 'string' && { requestState }),
+            },
           }),
         },
       }));
@@ -79,7 +97,11 @@ export class ExtDialect {
    * spec E5: a multi-round-trip tool that asks its questions (or finishes) within the window is answered without a
    * task; the task record that backed the attempt was never shown to anyone and is removed.
    */
-  private async settleEarly(record: TaskRecord, windowMs: number, ctx: DialectContext): Promise<DialectAnswer | undefined> {
+  private async settleEarly(
+    record: TaskRecord,
+    windowMs: number,
+    ctx: DialectContext,
+  ): Promise<DialectAnswer | undefined> {
     const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(windowMs)]);
     let current: TaskRecord | undefined = record;
     try {
@@ -95,15 +117,24 @@ export class ExtDialect {
       const state = isObject(current.meta['mrtr']) ? current.meta['mrtr'] : {};
       const keys = (isObject(state['keys']) ? state['keys'] : {}) as Record<string, string>;
       const inputRequests = Object.fromEntries(
-        Object.entries(current.inputRequests).map(([key, pending]) => [keys[key] ?? key, { method: pending.method, ...(pending.params && { params: pending.params }) }]),
+        Object.entries(current.inputRequests).map(([key, pending]) => [
+          keys[key] ?? key,
+          { method: pending.method, ...(pending.params && { params: pending.params }) },
+        ]),
       );
       answer = {
-        result: { resultType: 'input_required', inputRequests, ...(typeof state['requestState'] === 'string' && { requestState: state['requestState'] }) },
+        result: {
+          resultType: 'input_required',
+          inputRequests,
+          ...(typeof state['requestState'] === 'string' && { requestState: state['requestState'] }),
+        },
       };
     } else if (current.outcome?.kind === 'error') {
       answer = { error: current.outcome.error };
     } else {
-      answer = { result: { ...(current.outcome?.kind === 'result' ? current.outcome.result : {}), resultType: 'complete' } };
+      answer = {
+        result: { ...(current.outcome?.kind === 'result' ? current.outcome.result : {}), resultType: 'complete' },
+      };
     }
     await ctx.engine.delete(ctx.caller.scope, record.taskId).catch(() => {});
     return answer;
@@ -114,7 +145,8 @@ export class ExtDialect {
     const params = paramsOf(request);
     // spec E14: a client that does not declare the extension on this request gets -32021.
     if (!declaresTasksExtension(params)) return missingCapability();
-    const operation: TaskOperation = request.method === 'tasks/cancel' ? 'cancel' : request.method === 'tasks/update' ? 'update' : 'retrieve';
+    const operation: TaskOperation =
+      request.method === 'tasks/cancel' ? 'cancel' : request.method === 'tasks/update' ? 'update' : 'retrieve';
     try {
       const taskId = requireTaskId(params);
       switch (request.method) {
@@ -136,7 +168,8 @@ export class ExtDialect {
   /** spec E12: answers for outstanding keys are taken, others ignored; acknowledged with an empty result. */
   private async update(taskId: string, params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
     const responses = params['inputResponses'];
-    if (!isObject(responses)) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: inputResponses must be an object');
+    if (!isObject(responses))
+      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: inputResponses must be an object');
     const answers = Object.fromEntries(
       Object.entries(responses).flatMap(([key, value]) => (isObject(value) ? [[key, { result: value }]] : [])),
     );

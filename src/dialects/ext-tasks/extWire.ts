@@ -51,7 +51,10 @@ export function toDetailedTask(record: TaskRecord): Record<string, unknown> {
       return {
         ...task,
         inputRequests: Object.fromEntries(
-          Object.entries(record.inputRequests).map(([key, pending]) => [key, { method: pending.method, ...(pending.params && { params: pending.params }) }]),
+          Object.entries(record.inputRequests).map(([key, pending]) => [
+            key,
+            { method: pending.method, ...(pending.params && { params: pending.params }) },
+          ]),
         ),
       };
     case 'completed':

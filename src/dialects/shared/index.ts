@@ -1,4 +1,6 @@
+export * from './deliverInputs.js';
 export * from './DialectAnswer.js';
 export * from './DialectContext.js';
 export * from './inputRequestId.js';
+export * from './RequestCancelled.js';
 export * from './requireTaskId.js';

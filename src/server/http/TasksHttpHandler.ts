@@ -98,23 +98,45 @@ export function createTasksHttpHandler(
           return jsonRpcError(400, ErrorCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON');
         }
         const invalid = (Array.isArray(body) ? body : [body]).map(validateMessage).find((error) => error !== undefined);
-        if (invalid) return new Response(JSON.stringify(invalid), { status: 400, headers: { 'content-type': 'application/json' } });
+        if (invalid)
+          return new Response(JSON.stringify(invalid), {
+            status: 400,
+            headers: { 'content-type': 'application/json' },
+          });
       }
       const taskIds = listenTaskIds(body);
       if (taskIds) {
         // Task status push (SEP-2663): served here; other notifications in the same listen come from the SDK.
         const { request: others, othersRequested } = withoutTaskIds(body as JsonRpcRequest);
         const sdk = othersRequested
-          ? await modern.fetch(new Request(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(others), signal: request.signal }), {
-              ...(auth && { authInfo: auth as never }),
-              parsedBody: others,
-            })
+          ? await modern.fetch(
+              new Request(request.url, {
+                method: 'POST',
+                headers: request.headers,
+                body: JSON.stringify(others),
+                signal: request.signal,
+              }),
+              {
+                ...(auth && { authInfo: auth as never }),
+                parsedBody: others,
+              },
+            )
           : undefined;
-        return serveTaskListen(tasks.engine, resolveCaller(auth, undefined, tasks.callerOptions), body as JsonRpcRequest, taskIds, sdk);
+        return serveTaskListen(
+          tasks.engine,
+          resolveCaller(auth, undefined, tasks.callerOptions),
+          body as JsonRpcRequest,
+          taskIds,
+          sdk,
+        );
       }
       // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
-      if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body))) return legacy(request, auth, body);
-      return modern.fetch(request, { ...(auth && { authInfo: auth as never }), ...(body !== undefined && { parsedBody: body }) });
+      if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body)))
+        return legacy(request, auth, body);
+      return modern.fetch(request, {
+        ...(auth && { authInfo: auth as never }),
+        ...(body !== undefined && { parsedBody: body }),
+      });
     },
     async close() {
       await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));

@@ -7,7 +7,8 @@ const KEEP_ALIVE_MS = 15_000;
 
 /** The task ids a `subscriptions/listen` request asks about, or undefined when it asks about none. */
 export function listenTaskIds(message: unknown): string[] | undefined {
-  if (!isObject(message) || message['method'] !== 'subscriptions/listen' || !isObject(message['params'])) return undefined;
+  if (!isObject(message) || message['method'] !== 'subscriptions/listen' || !isObject(message['params']))
+    return undefined;
   const notifications = message['params']['notifications'];
   if (!isObject(notifications) || !Array.isArray(notifications['taskIds'])) return undefined;
   return notifications['taskIds'].filter((id): id is string => typeof id === 'string');
@@ -17,7 +18,10 @@ export function listenTaskIds(message: unknown): string[] | undefined {
 export function withoutTaskIds(message: JsonRpcRequest): { request: JsonRpcRequest; othersRequested: boolean } {
   const params = message.params as Record<string, unknown>;
   const { taskIds: _taskIds, ...others } = params['notifications'] as Record<string, unknown>;
-  return { request: { ...message, params: { ...params, notifications: others } }, othersRequested: Object.keys(others).length > 0 };
+  return {
+    request: { ...message, params: { ...params, notifications: others } },
+    othersRequested: Object.keys(others).length > 0,
+  };
 }
 
 /**
@@ -47,7 +51,13 @@ export async function serveTaskListen(
   }
   const honored: string[] = [];
   for (const taskId of new Set(taskIds)) {
-    if (await engine.get(caller.scope, taskId).then(() => true, () => false)) honored.push(taskId);
+    if (
+      await engine.get(caller.scope, taskId).then(
+        () => true,
+        () => false,
+      )
+    )
+      honored.push(taskId);
   }
   const subscriptionId: RequestId = message.id;
   const encoder = new TextEncoder();
@@ -58,7 +68,9 @@ export async function serveTaskListen(
     if (!closed) controller.enqueue(encoder.encode(frame));
   };
   const notify = (method: string, params: Record<string, unknown>) =>
-    write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method, params: { ...params, _meta: { [SUBSCRIPTION_ID_META]: subscriptionId } } })}\n\n`);
+    write(
+      `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method, params: { ...params, _meta: { [SUBSCRIPTION_ID_META]: subscriptionId } } })}\n\n`,
+    );
   const close = () => {
     if (closed) return;
     closed = true;
@@ -102,12 +114,21 @@ export async function serveTaskListen(
   });
   return new Response(stream, {
     status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' },
+    headers: {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+    },
   });
 }
 
 /** Copies the SDK's listen stream, adding our honored task ids to its acknowledgement frame. */
-async function pipeSdkStream(body: ReadableStream<Uint8Array>, honored: string[], write: (frame: string) => void, close: () => void): Promise<void> {
+async function pipeSdkStream(
+  body: ReadableStream<Uint8Array>,
+  honored: string[],
+  write: (frame: string) => void,
+  close: () => void,
+): Promise<void> {
   const decoder = new TextDecoder();
   let buffer = '';
   let acknowledged = false;
@@ -133,4 +154,3 @@ async function pipeSdkStream(body: ReadableStream<Uint8Array>, honored: string[]
     close();
   }
 }
-

@@ -11,7 +11,7 @@ export interface RunWorkerOptions {
   store: TaskStore | string;
   /** Redis of the job queue, the one the server instances' `queueExecutor` uses. */
   redisUrl: string;
-  /** Tasks this worker runs at once (tasks waiting for input count). Default 16. */
+  /** Tasks this worker runs at once; a tool awaiting an input answer holds its slot. Default 16. */
   concurrency?: number;
   /** BullMQ queue name. Default `mcp-tasks`. */
   queueName?: string;

@@ -1,0 +1,234 @@
+import { isTerminal, TaskConflictError, TaskTerminalError, type TaskRecord } from '../../engine/index.js';
+import {
+  ErrorCodes,
+  RpcError,
+  isObject,
+  paramsOf,
+  toJsonRpcError,
+  type JsonRpcRequest,
+  type TaskOperation,
+} from '../../rpc/index.js';
+import {
+  answerError,
+  deliverInputs,
+  RequestCancelled,
+  requireTaskId,
+  type Caller,
+  type DialectAnswer,
+  type DialectContext,
+} from '../shared/index.js';
+import {
+  relatedMeta,
+  SEP_DIALECT,
+  SEP_RELATED_TASK_META,
+  SEP_TASK_META,
+  sepStatus,
+  sepTaskMeta,
+  toSepTask,
+} from './sepWire.js';
+
+/** The task methods of the proposal (cancellation is `notifications/cancelled` for the original request). */
+export const SEP_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/delete'] as const;
+
+export interface SepOptions {
+  /** Request types besides `tools/call` that may carry a task (the proposal names `resources/read`, `prompts/get`). */
+  requests: ReadonlySet<string>;
+}
+
+/**
+ * SEP-1686 as proposed (TASKS-SPEC §2): the requestor names the task in `_meta`, the original request still gets its
+ * normal response, and the task is a side channel for polling and late retrieval — with retry-safe creation: a
+ * second request with the same id learns that the task exists instead of starting the work twice.
+ */
+export class SepDialect {
+  constructor(private readonly options: SepOptions) {}
+
+  /**
+   * Whether a request asks for a SEP-1686 task this receiver supports. Others are served normally with the task
+   * `_meta` ignored (spec 4.1): request types not opted in, tools that do not run as tasks, and callers that cannot be
+   * told apart (client-chosen ids need an owner to be scoped to).
+   */
+  claimsRequest(request: JsonRpcRequest, caller: Caller, policyFor: DialectContext['policyFor']): boolean {
+    const params = paramsOf(request);
+    if (sepTaskMeta(params) === undefined || !caller.listable) return false;
+    if (request.method === 'tools/call') {
+      const name = params?.['name'];
+      return typeof name === 'string' && (policyFor(name)?.taskSupport ?? 'forbidden') !== 'forbidden';
+    }
+    return this.options.requests.has(request.method);
+  }
+
+  /** Creates the task named by the request, announces it, and answers the request with its normal result. */
+  async createTask(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request) as Record<string, unknown>;
+    const task = sepTaskMeta(params);
+    if (
+      !isObject(task) ||
+      typeof task['taskId'] !== 'string' ||
+      task['taskId'].length === 0 ||
+      task['taskId'].length > 256
+    ) {
+      return answerError(
+        ErrorCodes.INVALID_PARAMS,
+        `Invalid params: _meta["${SEP_TASK_META}"].taskId must be a non-empty string`,
+      );
+    }
+    const keepAlive = task['keepAlive'];
+    if (
+      keepAlive !== undefined &&
+      keepAlive !== null &&
+      (typeof keepAlive !== 'number' || !Number.isFinite(keepAlive) || keepAlive < 0)
+    ) {
+      return answerError(
+        ErrorCodes.INVALID_PARAMS,
+        `Invalid params: _meta["${SEP_TASK_META}"].keepAlive must be a non-negative number`,
+      );
+    }
+    if (params['task'] !== undefined) {
+      return answerError(
+        ErrorCodes.INVALID_PARAMS,
+        'Invalid params: a request asks for either a 2025-11-25 task (params.task) or a SEP-1686 task (_meta), not both',
+      );
+    }
+    const clientTaskId = task['taskId'];
+    const meta = params['_meta'] as Record<string, unknown>;
+    const { [SEP_TASK_META]: _task, ...restMeta } = meta;
+    const toolName = request.method === 'tools/call' ? (params['name'] as string) : undefined;
+    const policy = toolName === undefined ? undefined : ctx.policyFor(toolName);
+    const progressToken = restMeta['progressToken'];
+    let record: TaskRecord;
+    try {
+      const created = await ctx.engine.create({
+        owner: ctx.caller.owner,
+        request: { method: request.method, params: { ...params, _meta: restMeta } },
+        dialect: SEP_DIALECT,
+        idempotencyKey: clientTaskId,
+        // spec 4.5: keepAlive counts from the terminal status; the engine caps it.
+        retention: {
+          kind: 'keepAlive',
+          keepAliveMs: keepAlive === undefined ? policy?.ttlMs : (keepAlive as number | null),
+        },
+        pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
+        // spec 7.2: a tool result with isError still ends `completed`.
+        toolErrorStatus: 'completed',
+        retrySafe: toolName === undefined ? true : (policy?.retrySafe ?? false),
+        ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
+        meta: {
+          connectionId: ctx.connectionId,
+          clientCapabilities: ctx.clientCapabilities ?? {},
+          inputStyle: policy?.inputStyle ?? 'requests',
+          ...(toolName && { toolName }),
+        },
+      });
+      // spec 4.2, 7.1: an id already in use is refused, so a retry learns its task exists and polls it instead.
+      if (!created.created) return taskIdExists(clientTaskId);
+      record = created.task;
+    } catch (error) {
+      if (error instanceof TaskConflictError) return taskIdExists(clientTaskId);
+      return { error: toJsonRpcError(error, 'create') };
+    }
+    // spec 3.4: announced once durable, before the response, on the request's own stream.
+    await ctx.outbound.relatedNotification({
+      jsonrpc: '2.0',
+      method: 'notifications/tasks/created',
+      params: { _meta: relatedMeta(clientTaskId) },
+    });
+    return this.answerOriginal(record, clientTaskId, ctx);
+  }
+
+  /** Holds the original request until the task ends, delivering its input requests meanwhile (spec 4.4, 4.7). */
+  private async answerOriginal(created: TaskRecord, clientTaskId: string, ctx: DialectContext): Promise<DialectAnswer> {
+    let record: TaskRecord | undefined = created;
+    const delivered: string[] = [];
+    try {
+      while (record && !isTerminal(record.status)) {
+        await deliverInputs(record, ctx, delivered, SEP_RELATED_TASK_META, clientTaskId);
+        record = await ctx.engine.waitForChange(created.taskId, record.version, ctx.signal);
+      }
+    } catch (error) {
+      // spec 4.8: notifications/cancelled for the original request cancels the task (late ones are ignored); a
+      // dropped connection does not — the task goes on and can be polled.
+      if (ctx.signal.reason instanceof RequestCancelled) {
+        await ctx.engine
+          .cancel(ctx.caller.scope, created.taskId, 'The task was cancelled by request.')
+          .catch((e: unknown) => {
+            if (!(e instanceof TaskTerminalError)) throw e;
+          });
+      }
+      if (ctx.signal.aborted) return { noResponse: true };
+      throw error;
+    } finally {
+      for (const entry of delivered) ctx.inFlightInputs.delete(entry);
+    }
+    if (!record) return answerError(ErrorCodes.INTERNAL_ERROR, 'The task was deleted before it finished');
+    if (record.outcome?.kind === 'error') return { error: record.outcome.error };
+    if (record.outcome?.kind === 'result') return { result: withRelated(record.outcome.result, clientTaskId) };
+    return answerError(ErrorCodes.INTERNAL_ERROR, `The task ended ${record.status} without a result`);
+  }
+
+  /** Answers `tasks/get`, `tasks/result`, `tasks/list` or `tasks/delete` in the proposal's terms. */
+  async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const operation: TaskOperation =
+      request.method === 'tasks/delete' ? 'delete' : request.method === 'tasks/list' ? 'list' : 'retrieve';
+    try {
+      const params = paramsOf(request);
+      if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
+      if (request.method === 'tasks/list') return await this.list(params, ctx);
+      const clientTaskId = requireTaskId(params);
+      // Client-chosen ids are guessable: they are only ever resolved within the caller's own tasks.
+      const record = await ctx.engine.getByIdempotencyKey(ctx.caller.owner, clientTaskId);
+      const related = { _meta: relatedMeta(clientTaskId) };
+      switch (request.method) {
+        case 'tasks/get':
+          return { result: { ...toSepTask(record), ...related } };
+        case 'tasks/result':
+          // spec 4.6, 7.1: results exist only for completed tasks.
+          if (record.status !== 'completed' || record.outcome?.kind !== 'result') {
+            return answerError(
+              ErrorCodes.INVALID_PARAMS,
+              `Cannot retrieve result: Task status is '${sepStatus(record)}', not 'completed'`,
+            );
+          }
+          return { result: withRelated(record.outcome.result, clientTaskId) };
+        case 'tasks/delete':
+          // spec 4.10: accepted for terminal tasks; running work is not deleted behind its requestor's back.
+          if (!isTerminal(record.status)) {
+            return answerError(
+              ErrorCodes.INVALID_PARAMS,
+              `Cannot delete task: Task status is '${sepStatus(record)}'; cancel it first (notifications/cancelled) or wait for it to finish`,
+            );
+          }
+          await ctx.engine.delete(ctx.caller.owner, record.taskId);
+          return { result: related };
+        default:
+          return answerError(ErrorCodes.METHOD_NOT_FOUND, 'Method not found');
+      }
+    } catch (error) {
+      return { error: toJsonRpcError(error, operation) };
+    }
+  }
+
+  private async list(params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
+    const cursor = params['cursor'];
+    if (cursor !== undefined && typeof cursor !== 'string')
+      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: cursor must be a string');
+    // spec 4.9: every task the caller can get is listed, with opaque cursors.
+    const page = await ctx.engine.list(ctx.caller.owner, cursor === undefined ? {} : { cursor });
+    return {
+      result: {
+        tasks: page.tasks.map(toSepTask),
+        ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
+      },
+    };
+  }
+}
+
+function taskIdExists(taskId: string): DialectAnswer {
+  return answerError(ErrorCodes.INVALID_PARAMS, `Task ID already exists: ${taskId}`);
+}
+
+/** spec 4.7: responses related to a task carry its id. */
+function withRelated(result: Record<string, unknown>, taskId: string): Record<string, unknown> {
+  const meta = isObject(result['_meta']) ? result['_meta'] : {};
+  return { ...result, _meta: { ...meta, ...relatedMeta(taskId) } };
+}

@@ -1,0 +1,2 @@
+export * from './SepDialect.js';
+export * from './sepWire.js';
