@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type {
-  TaskEngine} from '../../src/engine/index.js';
+import type { TaskEngine } from '../../src/engine/index.js';
 import {
   ANY_OWNER,
   InvalidCursorError,
