@@ -47,7 +47,7 @@ export class RawChannel {
   private readonly prefix = `mcp-tasks:${randomUUID()}:`;
   private counter = 0;
   private readonly pending = new Map<string, Pending>();
-  private readonly listeners = new Set<(notification: JSONRPCNotification) => void>();
+  private readonly listeners = new Set<(notification: JSONRPCNotification) => boolean | void>();
   private closed: TaskConnectionError | undefined;
 
   constructor(private readonly transport: Transport) {}
@@ -70,7 +70,8 @@ export class RawChannel {
     return this.closed !== undefined;
   }
 
-  onNotification(listener: (notification: JSONRPCNotification) => void): () => void {
+  /** Sees every notification; one that returns `true` has consumed it, and the SDK does not get it. */
+  onNotification(listener: (notification: JSONRPCNotification) => boolean | void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -119,7 +120,12 @@ export class RawChannel {
       this.transport
         .send(
           { jsonrpc: '2.0', id, method, params },
-          stream === undefined ? undefined : { requestSignal: stream.signal },
+          {
+            ...(stream !== undefined && { requestSignal: stream.signal }),
+            // Streamable HTTP: the request's SSE stream ended (dropped, or closed by the server) with no answer on it.
+            onRequestStreamEnd: () =>
+              settle.reject(new TaskConnectionError(`The stream for ${method} ended without an answer`)),
+          },
         )
         .catch((error: unknown) => settle.reject(toTaskClientError(error)));
     });
@@ -133,6 +139,11 @@ export class RawChannel {
       return;
     }
     void this.notify('notifications/cancelled', { requestId, reason }).catch(() => undefined);
+  }
+
+  /** Stops waiting for an answer that will not come (a request cancelled by notification is never answered). */
+  abandon(requestId: string, error: Error): void {
+    this.pending.get(requestId)?.reject(error);
   }
 
   async notify(method: string, params: Record<string, unknown>): Promise<void> {
@@ -169,13 +180,15 @@ export class RawChannel {
       return true;
     }
     if (!('id' in raw)) {
+      let consumed = false;
       for (const listener of [...this.listeners]) {
         try {
-          listener(message as JSONRPCNotification);
+          consumed = listener(message as JSONRPCNotification) === true || consumed;
         } catch {
           // A listener's failure must not stop the SDK from seeing the notification.
         }
       }
+      return consumed;
     }
     return false;
   }

@@ -3,9 +3,10 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { DialectName } from './DialectName.js';
 import type { CancelAck, InputState, PollResult, StartResult, TaskDialect } from './dialects/TaskDialect.js';
 import type { PollSchedule } from './PollSchedule.js';
-import { TaskClientError, TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
+import type { TaskClientError } from './TaskClientError.js';
+import { TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
 import { outcomeError, outcomeOf, type TaskOutcome, type TaskPayload } from './TaskOutcome.js';
-import { sameVisibleState, type TaskSnapshot } from './TaskSnapshot.js';
+import { sameVisibleState, type TaskProgress, type TaskSnapshot } from './TaskSnapshot.js';
 import { isTerminalStatus } from './TaskStatus.js';
 import { toTaskClientError } from './toTaskClientError.js';
 
@@ -16,7 +17,8 @@ export interface HandleContext {
   /** Consecutive failed polls tolerated before giving up (the connection may be flapping). */
   maxPollFailures: number;
   isConnected(): boolean;
-  onSettled(handle: TaskHandle, settlement: { outcome: TaskOutcome } | { error: TaskClientError }): void;
+  /** Awaited before the outcome is delivered, so a stored handle is gone by the time the host sees the result. */
+  onSettled(handle: TaskHandle, settlement: { outcome: TaskOutcome } | { error: TaskClientError }): Promise<void>;
   onAnswered(handle: TaskHandle, key: string): void;
 }
 
@@ -33,6 +35,9 @@ export interface HandleInit {
 }
 
 type Settled = { outcome: TaskOutcome } | { error: TaskClientError };
+
+/** How long a pending payload request may take to answer once tasks/get says the task is terminal. */
+const PAYLOAD_GRACE_MS = 3000;
 
 /**
  * A running (or finished) tool call. For a task it polls `tasks/get` at the server's pace, answers mid-task input
@@ -75,6 +80,11 @@ export class TaskHandle {
     this.requestId = init.requestId;
     this.answered = new Set(init.answeredKeys ?? []);
     this.confirmed = init.started === undefined || (init.started.kind === 'task' && init.started.created === undefined);
+    if (init.started?.kind === 'task' && init.started.created !== undefined) {
+      void init.started.created.then(() => {
+        this.confirmed = true;
+      });
+    }
     this.settledPromise = new Promise<TaskOutcome>((resolve, reject) => {
       this.resolveOutcome = resolve;
       this.rejectOutcome = reject;
@@ -105,8 +115,32 @@ export class TaskHandle {
     return this.current;
   }
 
+  /** What the server answered to this handle's cancel request, once it did (`rejected` is spec R49's -32602). */
+  get cancelAcknowledgement(): CancelAck | undefined {
+    return this.cancelAck;
+  }
+
   get isSettled(): boolean {
     return this.settled !== undefined;
+  }
+
+  /**
+   * Whether the server runs this call as a task: `true` once it confirmed one (at once for 2025-11-25 and the
+   * extension), `false` for a plain call or when SEP-1686's original response arrived without a task.
+   */
+  async accepted(): Promise<boolean> {
+    const started = this.started;
+    if (started?.kind === 'call') return false;
+    if (this.confirmed || started?.created === undefined) return true;
+    return Promise.race([
+      started.created.then(() => true),
+      started.payload === undefined
+        ? new Promise<boolean>(() => undefined)
+        : started.payload.then(
+            () => this.confirmed,
+            () => true,
+          ),
+    ]);
   }
 
   /** Calls `listener` on every visible change (status, message, cancel requested) until the call ends. */
@@ -179,6 +213,17 @@ export class TaskHandle {
     this.wake();
   }
 
+  /** Stops following and rejects a pending outcome with `error` (the client closed); nothing is cancelled. */
+  abandon(error: TaskClientError): void {
+    this.detach();
+    void this.settle({ error });
+  }
+
+  /** A `notifications/progress` for this call. */
+  reportProgress(progress: TaskProgress): void {
+    this.publish({ ...this.current, progress });
+  }
+
   /** Poll now instead of waiting out the interval (a status notification arrived). */
   wake(): void {
     if (this.wakeTimer !== undefined) this.wakeTimer();
@@ -216,9 +261,9 @@ export class TaskHandle {
   private async drive(): Promise<void> {
     try {
       const outcome = await this.run();
-      if (outcome !== undefined) this.settle({ outcome });
+      if (outcome !== undefined) await this.settle({ outcome });
     } catch (error) {
-      this.settle({ error: toTaskClientError(error) });
+      await this.settle({ error: toTaskClientError(error) });
     }
   }
 
@@ -271,6 +316,7 @@ export class TaskHandle {
       taskId: poll.snapshot.taskId as string,
       answered: this.answered,
       onAnswered: (key) => this.context.onAnswered(this, key),
+      awaitingPayload: hint !== undefined && !hint.failed && hint.value === undefined,
       signal: this.stop.signal,
     };
     const reaction = this.context.dialect.onInputRequired(poll, state);
@@ -279,11 +325,7 @@ export class TaskHandle {
       this.wake();
     });
     // One blocking request at a time; if its stream drops, polling carries on and a later round opens another.
-    if (reaction.payload !== undefined) {
-      if (hint === undefined || hint.failed) return this.watch(reaction.payload);
-      reaction.payload.catch(() => undefined);
-    }
-    return hint;
+    return reaction.payload === undefined ? hint : this.watch(reaction.payload);
   }
 
   /** The payload for a terminal status: inlined, already arrived, still arriving, or fetched now. */
@@ -292,11 +334,13 @@ export class TaskHandle {
     const { status } = poll.snapshot;
     if (status !== 'completed' && status !== 'failed') return undefined;
     if (hint !== undefined && !hint.failed) {
-      try {
-        return await hint.promise;
-      } catch {
-        // The stream that was carrying it dropped; ask again.
-      }
+      // A request still carrying the payload answers promptly once the task is terminal; one whose stream silently
+      // dropped never will, so it only gets a short grace before the payload is asked for again.
+      const arrived = await Promise.race([
+        hint.promise.catch(() => undefined),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), PAYLOAD_GRACE_MS).unref()),
+      ]);
+      if (arrived !== undefined) return arrived;
     }
     return this.context.dialect.payload(poll.snapshot);
   }
@@ -319,7 +363,13 @@ export class TaskHandle {
     const never = new Promise<never>(() => undefined);
     const first = await Promise.race([
       created.then(() => 'created' as const),
-      hint === undefined ? never : hint.promise.then(() => 'payload' as const),
+      // The original request failing leaves only polling to tell whether the task exists.
+      hint === undefined
+        ? never
+        : hint.promise.then(
+            () => 'payload' as const,
+            () => 'polling' as const,
+          ),
       // A cancel before confirmation (or a detach): polling decides whether the task exists at all.
       aborted(this.cancelSent.signal).then(() => 'polling' as const),
       aborted(this.stop.signal).then(() => 'polling' as const),
@@ -354,8 +404,13 @@ export class TaskHandle {
     // Once terminal, a task never changes again (spec R17): nothing may follow the final word.
     if (isTerminalStatus(this.current.status) && !isTerminalStatus(snapshot.status)) return;
     const { cancelRequested: _local, ...server } = snapshot;
-    const next: TaskSnapshot =
-      this.cancelPending && !isTerminalStatus(snapshot.status) ? { ...server, cancelRequested: true } : server;
+    const terminal = isTerminalStatus(snapshot.status);
+    const progress = server.progress ?? (terminal ? undefined : this.current.progress);
+    const next: TaskSnapshot = {
+      ...server,
+      ...(progress !== undefined && { progress }),
+      ...(this.cancelPending && !terminal && { cancelRequested: true }),
+    };
     const visible = !sameVisibleState(this.current, next);
     this.current = next;
     if (!visible) return;
@@ -368,12 +423,12 @@ export class TaskHandle {
     }
   }
 
-  private settle(settlement: Settled): void {
+  private async settle(settlement: Settled): Promise<void> {
     if (this.settled !== undefined) return;
     if ('outcome' in settlement) this.publish(settlement.outcome.snapshot);
     this.settled = settlement;
     this.stop.abort();
-    this.context.onSettled(this, settlement);
+    await this.context.onSettled(this, settlement).catch(() => undefined);
     if ('outcome' in settlement) this.resolveOutcome(settlement.outcome);
     else this.rejectOutcome(settlement.error);
   }

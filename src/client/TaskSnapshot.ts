@@ -16,6 +16,14 @@ export interface TaskSnapshot {
   dialect: DialectName;
   /** Local: a cancel was sent and the server's final word is still awaited. Never set by the server. */
   cancelRequested?: boolean;
+  /** The latest `notifications/progress` for the call (the token stays valid for the task's life, spec R55). */
+  progress?: TaskProgress;
+}
+
+export interface TaskProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /** Whether two snapshots would look the same to a person watching the task. */
@@ -24,6 +32,9 @@ export function sameVisibleState(a: TaskSnapshot | undefined, b: TaskSnapshot): 
     a !== undefined &&
     a.status === b.status &&
     a.statusMessage === b.statusMessage &&
-    Boolean(a.cancelRequested) === Boolean(b.cancelRequested)
+    Boolean(a.cancelRequested) === Boolean(b.cancelRequested) &&
+    a.progress?.progress === b.progress?.progress &&
+    a.progress?.total === b.progress?.total &&
+    a.progress?.message === b.progress?.message
   );
 }

@@ -15,6 +15,8 @@ export interface StartRequest {
   ttlMs?: number;
   /** Aborts a plain call (the handle's `cancel()` for calls that are not tasks). */
   signal: AbortSignal;
+  /** Sent as `_meta.progressToken` where the dialect keeps progress alive for the task (not the extension, spec E16). */
+  progressToken?: string;
 }
 
 /** The server made (or, for SEP-1686, was asked to make) a task. */
@@ -60,6 +62,8 @@ export interface InputState {
   answered: Set<string>;
   /** Called after a key was answered, so durable handles can remember it. */
   onAnswered(key: string): void;
+  /** A request that will carry the payload (a blocking tasks/result) is already open; do not open another. */
+  awaitingPayload: boolean;
   signal: AbortSignal;
 }
 

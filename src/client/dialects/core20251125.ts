@@ -1,7 +1,7 @@
 import { ProtocolError, type CallToolResult, type Client, type ServerCapabilities } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 
-import { MAX_TIMER_MS } from '../RawChannel.js';
+import { MAX_TIMER_MS, type RawChannel } from '../RawChannel.js';
 import { TaskNotFoundError, TaskNotSupportedError, TaskProtocolError } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
 import type { TaskSnapshot } from '../TaskSnapshot.js';
@@ -11,6 +11,7 @@ import type {
   CallMode,
   CancelAck,
   InputReaction,
+  InputState,
   PollResult,
   StartRequest,
   StartResult,
@@ -59,6 +60,7 @@ function parseTask(value: unknown, what: string): TaskWire {
 
 export interface Core20251125Context {
   client: Client;
+  raw: RawChannel;
   /** From `initialize`, or from the handle store when an HTTP session is resumed without a new handshake. */
   capabilities: ServerCapabilities | undefined;
   tools: ToolCatalog;
@@ -135,7 +137,7 @@ export class Core20251125Dialect implements TaskDialect {
     let result: Record<string, unknown>;
     try {
       result = await this.context.client.request(
-        { method: 'tools/call', params: { name: request.name, arguments: request.arguments, task } },
+        { method: 'tools/call', params: { ...callParams(request), task } },
         AnyResult,
         // A receiver that ignores `task` runs the tool before answering (spec A6): no timeout shorter than the work.
         { timeout: MAX_TIMER_MS, signal: request.signal },
@@ -169,7 +171,8 @@ export class Core20251125Dialect implements TaskDialect {
     return this.fetchResult(snapshot);
   }
 
-  onInputRequired(poll: PollResult): InputReaction {
+  onInputRequired(poll: PollResult, state: InputState): InputReaction {
+    if (state.awaitingPayload) return {};
     // spec R25: tasks/result carries the server's requests (spec §1.10 step 4) and, once terminal, the payload.
     return { payload: this.fetchResult(poll.snapshot) };
   }
@@ -228,7 +231,7 @@ export class Core20251125Dialect implements TaskDialect {
   private async plainCall(request: StartRequest): Promise<TaskPayload> {
     try {
       const result = await this.context.client.request(
-        { method: 'tools/call', params: { name: request.name, arguments: request.arguments } },
+        { method: 'tools/call', params: callParams(request) },
         AnyResult,
         { timeout: MAX_TIMER_MS, signal: request.signal },
       );
@@ -239,19 +242,19 @@ export class Core20251125Dialect implements TaskDialect {
     }
   }
 
-  /** `tasks/result`: blocks until terminal (spec R34), then the result or the stored JSON-RPC error (spec R33, R35). */
+  /**
+   * `tasks/result`: blocks until terminal (spec R34), then the result or the stored JSON-RPC error (spec R33, R35).
+   * It goes through the raw channel so that a Streamable HTTP stream that drops (spec R20) rejects it at once and
+   * polling carries on; the server's requests that ride its stream still reach the SDK's handlers.
+   */
   private async fetchResult(snapshot: TaskSnapshot): Promise<TaskPayload> {
-    try {
-      const result = await this.context.client.request(
-        { method: 'tasks/result', params: { taskId: snapshot.taskId } },
-        AnyResult,
-        { timeout: waitBudgetMs(snapshot) },
-      );
-      return { kind: 'result', result: result as CallToolResult };
-    } catch (error) {
-      if (error instanceof ProtocolError) return errorPayload(error);
-      throw toTaskClientError(error);
-    }
+    const reply = await this.context.raw.request(
+      'tasks/result',
+      { taskId: snapshot.taskId },
+      { timeoutMs: waitBudgetMs(snapshot) },
+    ).reply;
+    if (!reply.ok) return { kind: 'error', error: reply.error };
+    return { kind: 'result', result: reply.result as CallToolResult };
   }
 
   private taskError(error: unknown, taskId: string): Error {
@@ -260,6 +263,15 @@ export class Core20251125Dialect implements TaskDialect {
       return new TaskNotFoundError(taskId, rpcErrorOf(error));
     return toTaskClientError(error);
   }
+}
+
+/** The tools/call params; progress keeps flowing for the task's whole life under this token (spec R55). */
+function callParams(request: StartRequest): Record<string, unknown> {
+  return {
+    name: request.name,
+    arguments: request.arguments,
+    ...(request.progressToken !== undefined && { _meta: { progressToken: request.progressToken } }),
+  };
 }
 
 function errorPayload(error: ProtocolError): TaskPayload {

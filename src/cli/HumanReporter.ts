@@ -1,0 +1,164 @@
+import {
+  isTerminalStatus,
+  type Tool,
+  TaskClientError,
+  TaskRpcError,
+  textOf,
+  type ElicitationParams,
+  type InputContext,
+  type TaskHandle,
+  type TaskList,
+  type TaskOutcome,
+  type TaskSnapshot,
+} from '../client/index.js';
+import { promptElicitation } from './elicitation.js';
+import type { LineReader } from './LineReader.js';
+import type { ElicitAnswer, Reporter } from './Reporter.js';
+import { StatusLine } from './StatusLine.js';
+
+/**
+ * Output for people. Results go to stdout; status goes to stderr, as a live line on a terminal or one line per
+ * change otherwise, so piping stdout captures only the result.
+ */
+export class HumanReporter implements Reporter {
+  private readonly line: StatusLine | undefined;
+  private readonly startedAt = Date.now();
+  private last: TaskSnapshot | undefined;
+
+  constructor(
+    private readonly reader: LineReader,
+    private readonly options: { noInput: boolean },
+  ) {
+    this.line = process.stderr.isTTY === true ? new StatusLine(process.stderr) : undefined;
+  }
+
+  started(handle: TaskHandle): void {
+    const what = handle.isTask ? `task ${handle.taskId} (${handle.dialect})` : `plain call (${handle.dialect})`;
+    this.err(`${handle.toolName ?? 'tool'}: ${what}\n`);
+    this.update(handle.snapshot);
+  }
+
+  update(snapshot: TaskSnapshot): void {
+    const previous = this.last;
+    this.last = snapshot;
+    if (this.line !== undefined) {
+      this.line.show(snapshot);
+      return;
+    }
+    // The outcome line reports the end; the server's own terminal status may differ from it (an isError result is
+    // `completed` on the extension's wire but a failure here).
+    if (isTerminalStatus(snapshot.status)) return;
+    // Without a terminal, one line per status change; progress alone would flood the log.
+    if (
+      previous !== undefined &&
+      previous.status === snapshot.status &&
+      previous.statusMessage === snapshot.statusMessage &&
+      previous.cancelRequested === snapshot.cancelRequested
+    ) {
+      return;
+    }
+    const status = snapshot.cancelRequested === true ? `${snapshot.status} (stopping)` : snapshot.status;
+    this.err(
+      `[${this.elapsed()}s] ${status}${snapshot.statusMessage === undefined ? '' : `  ${snapshot.statusMessage}`}\n`,
+    );
+  }
+
+  detached(handle: TaskHandle): void {
+    process.stdout.write(`${handle.taskId}\n`);
+  }
+
+  outcome(outcome: TaskOutcome, withResult: boolean): void {
+    this.line?.clear();
+    const id = outcome.snapshot.taskId === undefined ? '' : ` (task ${outcome.snapshot.taskId})`;
+    if (outcome.status === 'completed') {
+      if (withResult) this.printResult(outcome.result);
+      this.err(`completed in ${this.elapsed()}s${id}\n`);
+      return;
+    }
+    if (outcome.status === 'cancelled') {
+      this.err(`cancelled${id}${outcome.message === undefined ? '' : `: ${outcome.message}`}\n`);
+      return;
+    }
+    if (withResult && outcome.result !== undefined) this.printResult(outcome.result);
+    const code = outcome.error === undefined ? '' : ` [${outcome.error.code}]`;
+    this.err(`failed${id}${code}: ${outcome.message}\n`);
+  }
+
+  snapshot(snapshot: TaskSnapshot): void {
+    const rows: Array<[string, unknown]> = [
+      ['task', snapshot.taskId],
+      ['status', snapshot.status],
+      ['message', snapshot.statusMessage],
+      ['dialect', snapshot.dialect],
+      ['created', snapshot.createdAt],
+      ['updated', snapshot.lastUpdatedAt],
+      [
+        'ttl',
+        snapshot.ttlMs === null ? 'unlimited' : snapshot.ttlMs === undefined ? undefined : `${snapshot.ttlMs} ms`,
+      ],
+      ['poll', snapshot.pollIntervalMs === undefined ? undefined : `${snapshot.pollIntervalMs} ms`],
+    ];
+    for (const [name, value] of rows)
+      if (value !== undefined) process.stdout.write(`${name.padEnd(8)} ${String(value)}\n`);
+  }
+
+  list(list: TaskList): void {
+    if (list.tasks.length === 0) this.err(list.source === 'store' ? 'no stored tasks for this server\n' : 'no tasks\n');
+    for (const task of list.tasks) {
+      process.stdout.write(`${task.taskId ?? '-'}  ${task.status.padEnd(14)} ${task.statusMessage ?? ''}\n`);
+    }
+    if (list.nextCursor !== undefined) this.err(`more: --cursor ${list.nextCursor}\n`);
+  }
+
+  tools(tools: Tool[]): void {
+    for (const tool of tools) {
+      const support = tool.execution?.taskSupport ?? '-';
+      process.stdout.write(`${tool.name.padEnd(36)} ${String(support).padEnd(9)} ${tool.description ?? ''}\n`);
+    }
+  }
+
+  note(text: string): void {
+    this.line?.clear();
+    this.err(`${text}\n`);
+    if (this.line !== undefined && this.last !== undefined) this.line.show(this.last);
+  }
+
+  error(error: unknown): void {
+    this.line?.clear();
+    const code = error instanceof TaskRpcError ? ` [${error.code}]` : '';
+    const message = error instanceof Error ? error.message : String(error);
+    const kind = error instanceof TaskClientError ? `${error.kind} error` : 'error';
+    this.err(`mcp-tasks: ${kind}${code}: ${message}\n`);
+  }
+
+  async elicit(params: ElicitationParams, context: InputContext): Promise<ElicitAnswer> {
+    if (this.options.noInput) return { action: 'decline' };
+    this.line?.clear();
+    try {
+      return await promptElicitation(params, context, this.reader, (text) => this.err(text));
+    } finally {
+      if (this.line !== undefined && this.last !== undefined) this.line.show(this.last);
+    }
+  }
+
+  close(): void {
+    this.line?.clear();
+    this.reader.close();
+  }
+
+  private printResult(result: Parameters<typeof textOf>[0]): void {
+    const text = textOf(result);
+    const structured = (result as { structuredContent?: unknown }).structuredContent;
+    if (text !== '') process.stdout.write(`${text}\n`);
+    else if (structured !== undefined) process.stdout.write(`${JSON.stringify(structured, null, 2)}\n`);
+    else process.stdout.write(`${JSON.stringify(result.content ?? [], null, 2)}\n`);
+  }
+
+  private elapsed(): string {
+    return ((Date.now() - this.startedAt) / 1000).toFixed(1);
+  }
+
+  private err(text: string): void {
+    process.stderr.write(text);
+  }
+}

@@ -1,0 +1,94 @@
+import {
+  type Tool,
+  TaskClientError,
+  TaskRpcError,
+  type ElicitationParams,
+  type InputContext,
+  type TaskHandle,
+  type TaskList,
+  type TaskOutcome,
+  type TaskSnapshot,
+} from '../client/index.js';
+import { readJsonElicitation } from './elicitation.js';
+import type { LineReader } from './LineReader.js';
+import type { ElicitAnswer, Reporter } from './Reporter.js';
+
+/** Output for programs: one JSON object per line on stdout, each with a `type`. */
+export class JsonReporter implements Reporter {
+  constructor(
+    private readonly reader: LineReader,
+    private readonly options: { noInput: boolean },
+  ) {}
+
+  started(handle: TaskHandle): void {
+    this.emit({
+      type: handle.isTask ? 'task' : 'call',
+      tool: handle.toolName,
+      dialect: handle.dialect,
+      ...(handle.taskId !== undefined && { taskId: handle.taskId }),
+    });
+    this.update(handle.snapshot);
+  }
+
+  update(snapshot: TaskSnapshot): void {
+    this.emit({ type: 'status', ...snapshot });
+  }
+
+  detached(handle: TaskHandle): void {
+    this.emit({ type: 'detached', taskId: handle.taskId, dialect: handle.dialect });
+  }
+
+  outcome(outcome: TaskOutcome, withResult: boolean): void {
+    const { snapshot, ...rest } = outcome;
+    const body = withResult ? rest : { status: rest.status, ...('message' in rest && { message: rest.message }) };
+    this.emit({ type: 'outcome', ...body, taskId: snapshot.taskId, snapshot });
+  }
+
+  snapshot(snapshot: TaskSnapshot): void {
+    this.emit({ type: 'status', ...snapshot });
+  }
+
+  list(list: TaskList): void {
+    for (const task of list.tasks) this.emit({ type: 'status', ...task });
+    this.emit({ type: 'list', source: list.source, count: list.tasks.length, nextCursor: list.nextCursor });
+  }
+
+  tools(tools: Tool[]): void {
+    for (const tool of tools) {
+      this.emit({
+        type: 'tool',
+        name: tool.name,
+        taskSupport: tool.execution?.taskSupport,
+        description: tool.description,
+      });
+    }
+  }
+
+  note(text: string): void {
+    this.emit({ type: 'note', message: text });
+  }
+
+  error(error: unknown): void {
+    this.emit({
+      type: 'error',
+      kind: error instanceof TaskClientError ? error.kind : 'error',
+      message: error instanceof Error ? error.message : String(error),
+      ...(error instanceof TaskRpcError && { code: error.code, ...(error.data !== undefined && { data: error.data }) }),
+    });
+  }
+
+  async elicit(params: ElicitationParams, context: InputContext): Promise<ElicitAnswer> {
+    const { signal: _signal, ...from } = context;
+    this.emit({ type: 'elicitation', ...from, params });
+    if (this.options.noInput) return { action: 'decline' };
+    return readJsonElicitation(this.reader);
+  }
+
+  close(): void {
+    this.reader.close();
+  }
+
+  private emit(event: Record<string, unknown>): void {
+    process.stdout.write(`${JSON.stringify(event)}\n`);
+  }
+}

@@ -1,0 +1,31 @@
+import type {
+  Tool,
+  ElicitationParams,
+  InputContext,
+  TaskHandle,
+  TaskList,
+  TaskOutcome,
+  TaskSnapshot,
+} from '../client/index.js';
+
+export type ElicitAnswer =
+  | { action: 'accept'; content?: Record<string, string | number | boolean | string[]> }
+  | { action: 'decline' | 'cancel' };
+
+/** Everything a command shows; one implementation for people, one for programs (JSON lines). */
+export interface Reporter {
+  /** The server accepted the call: a task (with its id) or a plain call. */
+  started(handle: TaskHandle): void;
+  update(snapshot: TaskSnapshot): void;
+  /** `--detach`: the task id, and nothing else on stdout. */
+  detached(handle: TaskHandle): void;
+  /** How the task ended; `withResult` prints the tool result too. */
+  outcome(outcome: TaskOutcome, withResult: boolean): void;
+  snapshot(snapshot: TaskSnapshot): void;
+  list(list: TaskList): void;
+  tools(tools: Tool[]): void;
+  note(text: string): void;
+  error(error: unknown): void;
+  elicit(params: ElicitationParams, context: InputContext): Promise<ElicitAnswer>;
+  close(): void;
+}

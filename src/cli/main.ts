@@ -1,0 +1,216 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+
+import { Command, CommanderError, Option } from 'commander';
+
+import { normalizeJsonArguments, splitServerCommand } from './argv.js';
+import { runCall, type CallOptions } from './commands/call.js';
+import { runCancel } from './commands/cancel.js';
+import { runFollow } from './commands/follow.js';
+import { runGet } from './commands/get.js';
+import { runList } from './commands/list.js';
+import { runServe, type ServeOptions } from './commands/serve.js';
+import { runTools } from './commands/tools.js';
+import { defaultStorePath } from './connect.js';
+import { EXIT_CODES, exitCodeForError, type ExitCode } from './exitCodes.js';
+import type { GlobalOptions } from './GlobalOptions.js';
+import { HumanReporter } from './HumanReporter.js';
+import { JsonReporter } from './JsonReporter.js';
+import { LineReader } from './LineReader.js';
+import type { Reporter } from './Reporter.js';
+import { UsageError } from './UsageError.js';
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+const EXIT_HELP = `
+Exit codes:
+  0  completed          1  failed             2  usage error
+  3  connection error   4  cancelled          5  task not found
+  6  not supported      130  interrupted (second Ctrl-C, or Ctrl-C in watch/result)
+
+Target a server with --url <url> (Streamable HTTP) or -- <command...> (stdio).
+Task ids created here are remembered (see --store), so get/result/watch/cancel
+find their server and session again.`;
+
+/** Builds the program; `run` receives each command's work and turns it into an exit code. */
+function program(
+  server: string[] | undefined,
+  run: (work: (reporter: Reporter) => Promise<ExitCode>) => void,
+): Command {
+  const root = new Command('mcp-tasks')
+    .description('Run MCP tools as tasks: call them, follow them, cancel them, resume them')
+    .version(version())
+    .option('--url <url>', 'Streamable HTTP endpoint of the server')
+    .option(
+      '-H, --header <name:value>',
+      'HTTP header for every request (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .addOption(
+      new Option('--dialect <dialect>', 'tasks generation to speak')
+        .choices(['auto', '2025-11-25', 'ext-2026', 'sep-1686'])
+        .default('auto'),
+    )
+    .addOption(
+      new Option('--protocol <era>', 'protocol negotiation when the dialect is auto').choices([
+        'legacy',
+        'auto',
+        '2026-07-28',
+      ]),
+    )
+    .option('--store <path>', 'file that remembers task handles', defaultStorePath())
+    .option('--no-store', 'do not remember task handles')
+    .option('--json', 'one JSON object per line on stdout')
+    .option('--ttl <ms>', 'retention to request for new tasks')
+    .option('--no-input', 'decline elicitations instead of asking')
+    .option('--verbose', "show the stdio server's stderr")
+    .showHelpAfterError()
+    .addHelpText('after', EXIT_HELP)
+    .exitOverride();
+  const globals = (command: Command) => command.optsWithGlobals<GlobalOptions>();
+
+  root
+    .command('serve')
+    .description('run the demo task server')
+    .option('--port <port>', 'port for Streamable HTTP (0 picks one)', '3000')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--stdio', 'serve over stdio instead of HTTP')
+    .action((options: ServeOptions) => run((reporter) => runServe(options, reporter)));
+
+  root
+    .command('call')
+    .description('call a tool, as a task where the server allows it; Ctrl-C cancels it')
+    .argument('<tool>', 'tool name')
+    .argument('[arguments...]', 'tool arguments as key=value (values parsed as JSON when they parse)')
+    .option('--args <json>', "tool arguments as one JSON object (also: --json '{...}')")
+    .option('--detach', 'print the task id and exit, leaving the task running')
+    .addOption(
+      new Option('--mode <mode>', 'task: fail rather than run plainly; plain: never a task')
+        .choices(['auto', 'task', 'plain'])
+        .default('auto'),
+    )
+    .action((tool: string, pairs: string[], options: CallOptions, command: Command) =>
+      run((reporter) => runCall(tool, pairs, options, globals(command), server, reporter)),
+    );
+
+  root
+    .command('get')
+    .description("show a task's current status")
+    .argument('<id>', 'task id')
+    .action((id: string, _options: unknown, command: Command) =>
+      run((reporter) => runGet(id, globals(command), server, reporter)),
+    );
+
+  root
+    .command('result')
+    .description('wait for a task to end and print its result')
+    .argument('<id>', 'task id')
+    .action((id: string, _options: unknown, command: Command) =>
+      run((reporter) => runFollow(id, true, globals(command), server, reporter)),
+    );
+
+  root
+    .command('watch')
+    .description("follow a task's status until it ends")
+    .argument('<id>', 'task id')
+    .action((id: string, _options: unknown, command: Command) =>
+      run((reporter) => runFollow(id, false, globals(command), server, reporter)),
+    );
+
+  root
+    .command('cancel')
+    .description("cancel a task and report the server's final word")
+    .argument('<id>', 'task id')
+    .action((id: string, _options: unknown, command: Command) =>
+      run((reporter) => runCancel(id, globals(command), server, reporter)),
+    );
+
+  root
+    .command('list')
+    .description("list the server's tasks (stored handles where the server has no list)")
+    .option('--cursor <cursor>', 'page to fetch')
+    .action((options: { cursor?: string }, command: Command) =>
+      run((reporter) => runList(options, globals(command), server, reporter)),
+    );
+
+  root
+    .command('tools')
+    .description("list the server's tools and their task support")
+    .action((_options: unknown, command: Command) => run((reporter) => runTools(globals(command), server, reporter)));
+
+  return root;
+}
+
+function reporterFor(options: Partial<GlobalOptions>): Reporter {
+  const reader = new LineReader();
+  const noInput = options.input === false;
+  return options.json === true ? new JsonReporter(reader, { noInput }) : new HumanReporter(reader, { noInput });
+}
+
+async function main(argv: string[]): Promise<ExitCode> {
+  let server: string[] | undefined;
+  let cli: string[];
+  try {
+    ({ cli, server } = splitServerCommand(argv));
+  } catch (error) {
+    process.stderr.write(`mcp-tasks: ${(error as Error).message}\n`);
+    return EXIT_CODES.usage;
+  }
+  let work: ((reporter: Reporter) => Promise<ExitCode>) | undefined;
+  const root = program(server, (action) => {
+    work = action;
+  });
+  try {
+    await root.parseAsync(normalizeJsonArguments(cli), { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === 'commander.helpDisplayed' || error.code === 'commander.version'
+        ? EXIT_CODES.completed
+        : EXIT_CODES.usage;
+    }
+    throw error;
+  }
+  if (work === undefined) {
+    root.outputHelp();
+    return EXIT_CODES.usage;
+  }
+  const reporter = reporterFor(root.opts<Partial<GlobalOptions>>());
+  try {
+    return await work(reporter);
+  } catch (error) {
+    reporter.error(error);
+    return error instanceof UsageError ? EXIT_CODES.usage : exitCodeForError(error);
+  } finally {
+    reporter.close();
+  }
+}
+
+// A closed pipe (`| head`) ends the output, not the command with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT_CODES.completed);
+    throw error;
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+    // Anything still holding the event loop (a child server, a socket) must not keep a finished command alive.
+    setTimeout(() => process.exit(code), 200).unref();
+  },
+  (error: unknown) => {
+    process.stderr.write(`mcp-tasks: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(EXIT_CODES.failed);
+  },
+);

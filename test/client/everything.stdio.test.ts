@@ -1,0 +1,4 @@
+import { everythingStdio } from './helpers/everything.js';
+import { everythingSuite } from './suites/everythingSuite.js';
+
+everythingSuite('stdio', async () => ({ target: everythingStdio(), stop: async () => undefined }));
