@@ -62,7 +62,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     console.log(
       `mcp-tasks demo server: ${demo.url}  (tasks stored in ${process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db'})`,
     );
-    console.log(`Try it:  node dist/src/cli/main.js call index_directory path=src --url ${demo.url}`);
+    console.log(`Try it:  node dist/src/cli/main.js --url ${demo.url} call index_directory path=src delayMs=20`);
   }
   const stop = () => void demo.close().finally(() => process.exit(0));
   process.on('SIGINT', stop);
