@@ -3,33 +3,24 @@ import {
   inputRequired,
   ProtocolError,
   Server,
-  type CallToolResult,
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
 import type { ToolTaskPolicy } from '../../src/server/index.js';
 import { sleep } from '../shared/sleep.js';
-
-type Args = Record<string, unknown>;
-type ToolResult = CallToolResult | ReturnType<typeof inputRequired>;
-
-interface FixtureTool {
-  description: string;
-  inputSchema: Record<string, unknown>;
-  policy?: ToolTaskPolicy;
-  run(args: Args, ctx: ServerContext): Promise<ToolResult>;
-}
+import { registerFixtureCompletion } from './fixtureCompletion.js';
+import { FIXTURE_CONTENT_TOOLS } from './fixtureContentTools.js';
+import { FIXTURE_DIAGNOSTIC_TOOLS } from './fixtureDiagnosticTools.js';
+import { FIXTURE_INPUT_REQUIRED_TOOLS } from './fixtureInputRequiredTools.js';
+import { registerFixturePrompts } from './fixturePrompts.js';
+import { fixtureRequestState } from './fixtureRequestState.js';
+import { registerFixtureResources } from './fixtureResources.js';
+import { FIXTURE_SCHEMA_TOOLS } from './fixtureSchemaTools.js';
+import { object, text, type FixtureTool } from './FixtureTool.js';
 
 /** Human-paced input: far beyond the SDK's 60 s default request timeout. */
 const HUMAN_TIMEOUT = { timeout: 24 * 60 * 60 * 1000 };
-
-const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
-const object = (properties: Record<string, unknown>, required: string[] = []) => ({
-  type: 'object',
-  properties,
-  required,
-});
 
 /** Sends progress for the request's token, if it carried one. */
 async function progress(ctx: ServerContext, value: number, total: number, message?: string): Promise<void> {
@@ -42,8 +33,8 @@ async function progress(ctx: ServerContext, value: number, total: number, messag
 }
 
 /**
- * The fixture tools: the names and arguments the official conformance suites call (CONFORMANCE.md §4.1 and the
- * `test_*` tools of the 0.1.x scenarios), each with its task policy.
+ * The fixture tools: the names and arguments the official conformance suites call (CONFORMANCE.md §4.1, the `test_*`
+ * tools of the 0.1.x scenarios and those of the 2025-11-25 and 2026-07-28 core scenarios), each with its task policy.
  */
 export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
   greet: {
@@ -116,7 +107,9 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
         ctx.mcpReq.elicitInput({ message: 'Your name?', requestedSchema: form } as never, HUMAN_TIMEOUT),
         ctx.mcpReq.elicitInput({ message: 'Proceed with the import?', requestedSchema: form } as never, HUMAN_TIMEOUT),
       ]);
-      return text(`name=${JSON.stringify(first.content?.['name'] ?? null)} confirm=${JSON.stringify(second.content?.['confirm'] ?? null)}`);
+      return text(
+        `name=${JSON.stringify(first.content?.['name'] ?? null)} confirm=${JSON.stringify(second.content?.['confirm'] ?? null)}`,
+      );
     },
   },
   test_tool_with_task: {
@@ -223,6 +216,10 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
       return text(`User response: <action: ${result.action}, content: ${JSON.stringify(result.content ?? {})}>`);
     },
   },
+  ...FIXTURE_CONTENT_TOOLS,
+  ...FIXTURE_SCHEMA_TOOLS,
+  ...FIXTURE_INPUT_REQUIRED_TOOLS,
+  ...FIXTURE_DIAGNOSTIC_TOOLS,
 };
 
 /** Task policies of the fixture tools, for the tasks runtime. */
@@ -230,11 +227,15 @@ export const FIXTURE_POLICIES: Record<string, ToolTaskPolicy> = Object.fromEntri
   Object.entries(FIXTURE_TOOLS).flatMap(([name, tool]) => (tool.policy ? [[name, tool.policy]] : [])),
 );
 
-/** A fresh fixture server on the SDK's low-level Server, so a tool can fail with a real JSON-RPC error. */
+/**
+ * A fresh fixture server on the SDK's low-level Server, so a tool can fail with a real JSON-RPC error; resources,
+ * prompts and completion sit on the same instance.
+ */
 export function createFixtureServer(): Server {
   const server = new Server(
     { name: 'mcp-tasks-fixture', version: '1.0.0' },
-    { capabilities: { tools: {}, logging: {} } },
+    // Refuses a tampered or expired requestState with -32602 before any handler sees it.
+    { capabilities: { tools: {}, logging: {} }, requestState: { verify: fixtureRequestState.verify } },
   );
   server.setRequestHandler('tools/list', () => ({
     tools: Object.entries(FIXTURE_TOOLS).map(([name, tool]) => ({
@@ -248,5 +249,8 @@ export function createFixtureServer(): Server {
     if (!tool) throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
     return (await tool.run(request.params.arguments ?? {}, ctx)) as never;
   });
+  registerFixtureResources(server);
+  registerFixturePrompts(server);
+  registerFixtureCompletion(server);
   return server;
 }

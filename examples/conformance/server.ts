@@ -1,5 +1,6 @@
 // The conformance fixture server: `npm run serve:conformance` (HTTP on 127.0.0.1:$PORT/mcp) or `--stdio`.
 // Store from MCP_TASKS_STORE (memory, a SQLite path; default: SQLite in a temporary directory).
+// MCP_TASKS_REQUEST_STATE_KEY: the HMAC key sealing the fixtures' requestState (default: random, per process).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
