@@ -72,7 +72,10 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
   it('E8 E15: tasks/get inlines the result of a completed task, without related-task _meta', async () => {
     const created = await createTask('slow_compute', { seconds: 0.2, label: 'inline' });
     const done = await untilStatus(created['taskId'] as string, 'completed');
-    expect(done['result']).toEqual({ content: [{ type: 'text', text: 'Computed inline in 0.2s' }] });
+    expect(done['result']).toEqual({
+      content: [{ type: 'text', text: 'Computed inline in 0.2s' }],
+      resultType: 'complete',
+    });
     expect(JSON.stringify(done)).not.toContain(RELATED);
   });
 
@@ -116,7 +119,10 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
       inputResponses: { [second]: { action: 'accept', content: { confirm: true } } },
     });
     const done = await untilStatus(taskId, 'completed');
-    expect(done['result']).toEqual({ content: [{ type: 'text', text: 'name="Grace" confirm=true' }] });
+    expect(done['result']).toEqual({
+      content: [{ type: 'text', text: 'name="Grace" confirm=true' }],
+      resultType: 'complete',
+    });
   });
 
   it('E5: a multi-round-trip tool asks synchronously before any task exists, then becomes a task', async () => {
@@ -192,7 +198,10 @@ describe('the 2026 tasks extension on the 2026-07-28 wire', () => {
         stream.messages.find((m) => m.method === 'notifications/tasks' && m.params?.['status'] === 'completed'),
       );
       expect(completed.params?.['taskId']).toBe(taskId);
-      expect(completed.params?.['result']).toEqual({ content: [{ type: 'text', text: 'Computed push in 0.5s' }] });
+      expect(completed.params?.['result']).toEqual({
+        content: [{ type: 'text', text: 'Computed push in 0.5s' }],
+        resultType: 'complete',
+      });
       // spec E16: no progress on task streams.
       expect(stream.messages.some((m) => m.method === 'notifications/progress')).toBe(false);
     } finally {

@@ -22,6 +22,13 @@ describe('server restart on SQLite (kill -9)', () => {
       async () => (await peer.request('tasks/get', { taskId: done })).result?.['status'] === 'completed',
     );
     const asking = await create(peer, 'confirm_delete', { filename: 'a.txt' });
+    // A SEP-1686 task on work that is not retry-safe: its state is lost with the process.
+    const sepId = 'sep-task-left-running';
+    void peer.request('tools/call', {
+      name: 'confirm_delete',
+      arguments: { filename: 'b.txt' },
+      _meta: { 'modelcontextprotocol.io/task': { taskId: sepId } },
+    });
     const rerunnable = await create(peer, 'slow_compute', { seconds: 2, label: 'again' });
     await eventually(
       async () => (await peer.request('tasks/get', { taskId: asking })).result?.['status'] === 'input_required',
@@ -45,6 +52,8 @@ describe('server restart on SQLite (kill -9)', () => {
         return task?.['status'] === 'failed' ? task : undefined;
       });
       expect(failed['statusMessage']).toMatch(/stopped before it finished/);
+      // SEP-1686 shows such a task as `unknown` (spec 4.3, 6); client-chosen ids live in their session's scope, so
+      // this one is found through the engine view only.
       // Retry-safe work runs again and completes.
       const result = await later.request('tasks/result', { taskId: rerunnable });
       expect(result.result?.['content']).toEqual([{ type: 'text', text: 'Computed again in 2s' }]);

@@ -203,12 +203,20 @@ for (const kind of ['stdio', 'http'] as const) {
 
     it('3.1 4.1: resources/read and prompts/get carry tasks where the server opted in', async () => {
       const readTask = randomUUID();
-      const read = await peer.request('resources/read', { uri: 'test://static-text', _meta: { [TASK]: { taskId: readTask } } });
+      const read = await peer.request('resources/read', {
+        uri: 'test://static-text',
+        _meta: { [TASK]: { taskId: readTask } },
+      });
       expect(created(readTask)).toBeDefined();
-      expect((read.result?.['contents'] as Array<{ text: string }>)[0]?.text).toBe('This is the content of the static text resource.');
+      expect((read.result?.['contents'] as Array<{ text: string }>)[0]?.text).toBe(
+        'This is the content of the static text resource.',
+      );
       expect((await get(readTask)).result?.['status']).toBe('completed');
       const promptTask = randomUUID();
-      const prompt = await peer.request('prompts/get', { name: 'test_simple_prompt', _meta: { [TASK]: { taskId: promptTask } } });
+      const prompt = await peer.request('prompts/get', {
+        name: 'test_simple_prompt',
+        _meta: { [TASK]: { taskId: promptTask } },
+      });
       expect(created(promptTask)).toBeDefined();
       expect(JSON.stringify(prompt.result?.['messages'])).toContain('This is a simple prompt for testing.');
       const result = await peer.request('tasks/result', { taskId: promptTask, _meta: related(promptTask) });

@@ -58,7 +58,8 @@ export function toDetailedTask(record: TaskRecord): Record<string, unknown> {
         ),
       };
     case 'completed':
-      return { ...task, result: inlinedResult(record) };
+      // The inlined result is a 2026-07-28 result like any other, so it carries its resultType too.
+      return { ...task, result: { ...inlinedResult(record), resultType: 'complete' } };
     case 'failed':
       return { ...task, error: failure(record) };
     default:
