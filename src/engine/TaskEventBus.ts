@@ -9,14 +9,25 @@ export interface TaskEventBus {
   close(): Promise<void>;
 }
 
-/** In-process bus: one listener set per task id, so a publish costs what its own waiters cost. */
+/**
+ * In-process bus: one listener set per task id, so a publish costs what its own waiters cost. The cross-process buses
+ * use one for their local fan-out.
+ */
 export class LocalEventBus implements TaskEventBus {
   private readonly listeners = new Map<string, Set<() => void>>();
+
+  /** `onListenerError` sees what a throwing listener threw; the other listeners still run. */
+  constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
   publish(taskId: string): void {
     const set = this.listeners.get(taskId);
     if (!set) return;
-    for (const listener of [...set]) listener();
+    for (const listener of [...set]) this.call(listener);
+  }
+
+  /** Wakes every waiter: after a cross-process bus reconnects, events may have been lost while it was down. */
+  publishAll(): void {
+    for (const set of [...this.listeners.values()]) for (const listener of [...set]) this.call(listener);
   }
 
   subscribe(taskId: string, listener: () => void): () => void {
@@ -41,5 +52,13 @@ export class LocalEventBus implements TaskEventBus {
 
   async close(): Promise<void> {
     this.listeners.clear();
+  }
+
+  private call(listener: () => void): void {
+    try {
+      listener();
+    } catch (error) {
+      this.onListenerError?.(error);
+    }
   }
 }

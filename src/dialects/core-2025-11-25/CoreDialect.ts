@@ -8,7 +8,14 @@ import {
   type JsonRpcRequest,
   type TaskOperation,
 } from '../../rpc/index.js';
-import { answerError, deliverInputs, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
+import {
+  answerError,
+  deliverInputs,
+  listPage,
+  requireTaskId,
+  type DialectAnswer,
+  type DialectContext,
+} from '../shared/index.js';
 import { CORE_DIALECT, RELATED_TASK_META, toCoreTask } from './wireTask.js';
 
 const CANCELLED_RESULT_TEXT = 'The task was cancelled before it produced a result.';
@@ -121,17 +128,8 @@ export class CoreDialect {
         ErrorCodes.METHOD_NOT_FOUND,
         'Method not found: tasks/list is not available without an identifiable caller',
       );
-    const cursor = params['cursor'];
-    if (cursor !== undefined && typeof cursor !== 'string')
-      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: cursor must be a string');
-    // spec R45 R46 R68: the caller's own tasks, paginated with opaque cursors.
-    const page = await ctx.engine.list(ctx.caller.owner, cursor === undefined ? {} : { cursor });
-    return {
-      result: {
-        tasks: page.tasks.map(toCoreTask),
-        ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
-      },
-    };
+    // spec R68: the caller's own tasks.
+    return listPage(params, ctx, toCoreTask);
   }
 
   /**

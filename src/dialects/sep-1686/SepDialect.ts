@@ -11,6 +11,7 @@ import {
 import {
   answerError,
   deliverInputs,
+  listPage,
   RequestCancelled,
   requireTaskId,
   type Caller,
@@ -209,17 +210,8 @@ export class SepDialect {
   }
 
   private async list(params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
-    const cursor = params['cursor'];
-    if (cursor !== undefined && typeof cursor !== 'string')
-      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: cursor must be a string');
-    // spec 4.9: every task the caller can get is listed, with opaque cursors.
-    const page = await ctx.engine.list(ctx.caller.owner, cursor === undefined ? {} : { cursor });
-    return {
-      result: {
-        tasks: page.tasks.map(toSepTask),
-        ...(page.nextCursor !== undefined && { nextCursor: page.nextCursor }),
-      },
-    };
+    // spec 4.9: every task the caller can get is listed.
+    return listPage(params, ctx, toSepTask);
   }
 }
 

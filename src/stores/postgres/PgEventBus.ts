@@ -1,6 +1,6 @@
 import pg from 'pg';
 
-import type { EngineLogger, TaskEventBus } from '../../engine/index.js';
+import { LocalEventBus, type EngineLogger, type TaskEventBus } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
 
 export interface PgEventBusOptions {
@@ -20,7 +20,10 @@ export interface PgEventBusOptions {
  * after a reopen every local subscriber is woken once, since events sent while it was down were lost.
  */
 export class PgEventBus implements TaskEventBus {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  // A throwing subscriber must not break the connection's message handling or the other subscribers.
+  private readonly local = new LocalEventBus((error) =>
+    this.options.logger?.warn({ error: String(error) }, 'task event listener threw'),
+  );
   private client: pg.Client | undefined;
   private pid: number | undefined;
   private closed = false;
@@ -44,18 +47,7 @@ export class PgEventBus implements TaskEventBus {
   }
 
   subscribe(taskId: string, listener: () => void): () => void {
-    let set = this.listeners.get(taskId);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(taskId, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.listeners.get(taskId);
-      if (!current) return;
-      current.delete(listener);
-      if (current.size === 0) this.listeners.delete(taskId);
-    };
+    return this.local.subscribe(taskId, listener);
   }
 
   async close(): Promise<void> {
@@ -64,7 +56,7 @@ export class PgEventBus implements TaskEventBus {
     const client = this.client;
     this.client = undefined;
     this.pid = undefined;
-    this.listeners.clear();
+    await this.local.close();
     await client?.end().catch(() => {});
   }
 
@@ -121,21 +113,10 @@ export class PgEventBus implements TaskEventBus {
   }
 
   private dispatch(taskId: string): void {
-    const set = this.listeners.get(taskId);
-    if (!set) return;
-    for (const listener of [...set]) this.call(listener);
+    this.local.publish(taskId);
   }
 
   private wakeAll(): void {
-    for (const set of [...this.listeners.values()]) for (const listener of [...set]) this.call(listener);
-  }
-
-  private call(listener: () => void): void {
-    // A throwing subscriber must not break the connection's message handling or the other subscribers.
-    try {
-      listener();
-    } catch (error) {
-      this.options.logger?.warn({ error: String(error) }, 'task event listener threw');
-    }
+    this.local.publishAll();
   }
 }

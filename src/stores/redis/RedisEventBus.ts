@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 
-import type { EngineLogger, TaskEventBus } from '../../engine/index.js';
+import { LocalEventBus, type EngineLogger, type TaskEventBus } from '../../engine/index.js';
 
 export interface RedisEventBusOptions {
   /** Sends PUBLISH; any connection not in subscriber mode. */
@@ -17,7 +17,10 @@ export interface RedisEventBusOptions {
  * local subscriber is woken once, since events published while it was down were lost.
  */
 export class RedisEventBus implements TaskEventBus {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  // A throwing subscriber must not stop the others (or surface inside ioredis's event handling).
+  private readonly local = new LocalEventBus((error) =>
+    this.options.logger?.warn({ error: String(error) }, 'task event listener threw'),
+  );
   private readonly subscriber: Redis;
   private started: Promise<void> | undefined;
   private readyBefore = false;
@@ -64,44 +67,22 @@ export class RedisEventBus implements TaskEventBus {
   }
 
   subscribe(taskId: string, listener: () => void): () => void {
-    let set = this.listeners.get(taskId);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(taskId, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.listeners.get(taskId);
-      if (!current) return;
-      current.delete(listener);
-      if (current.size === 0) this.listeners.delete(taskId);
-    };
+    return this.local.subscribe(taskId, listener);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.listeners.clear();
+    await this.local.close();
     await closeConnection(this.subscriber);
   }
 
   private dispatch(taskId: string): void {
-    const set = this.listeners.get(taskId);
-    if (!set) return;
-    for (const listener of [...set]) this.call(listener);
+    this.local.publish(taskId);
   }
 
   private wakeAll(): void {
-    for (const set of [...this.listeners.values()]) for (const listener of [...set]) this.call(listener);
-  }
-
-  private call(listener: () => void): void {
-    // A throwing subscriber must not stop the others (or surface inside ioredis's event handling).
-    try {
-      listener();
-    } catch (error) {
-      this.options.logger?.warn({ error: String(error) }, 'task event listener threw');
-    }
+    this.local.publishAll();
   }
 }
 
