@@ -337,17 +337,7 @@ export class TaskEngine implements EngineHandle {
   ): Promise<string[]> {
     let keys: string[] = [];
     await this.mutate(taskId, (record) => {
-      if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
-      const now = this.clock.now();
-      keys = requests.map((request) => {
-        // spec E10: keys come from a per-task counter, so they are never reused.
-        const key = `input-${record.nextInputSeq++}`;
-        const pending: PendingInput = { method: request.method, createdAt: now };
-        if (request.params !== undefined) pending.params = request.params;
-        record.inputRequests[key] = pending;
-        return key;
-      });
-      if (record.status === 'working') this.transition(record, 'input_required');
+      keys = this.addInputRequests(record, requests);
       return record;
     });
     return keys;
@@ -364,18 +354,8 @@ export class TaskEngine implements EngineHandle {
   ): Promise<string[]> {
     let keys: string[] = [];
     await this.mutate(taskId, (record) => {
-      if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
-      const now = this.clock.now();
       record.inputAnswers = {};
-      keys = requests.map((request) => {
-        // spec E10: keys come from the per-task counter, never reused.
-        const key = `input-${record.nextInputSeq++}`;
-        const pending: PendingInput = { method: request.method, createdAt: now };
-        if (request.params !== undefined) pending.params = request.params;
-        record.inputRequests[key] = pending;
-        return key;
-      });
-      if (record.status === 'working') this.transition(record, 'input_required');
+      keys = this.addInputRequests(record, requests);
       record.meta = { ...record.meta, ...metaFor(keys) };
       record.suspended = true;
       delete record.runner;
@@ -647,6 +627,25 @@ export class TaskEngine implements EngineHandle {
     };
     if (requested?.kind === 'keepAlive') return { kind: 'keepAlive', keepAliveMs: clamp(requested.keepAliveMs) };
     return { kind: 'ttl', ttlMs: clamp(requested?.ttlMs) };
+  }
+
+  /** Adds outstanding input requests to a non-terminal task and moves it to `input_required` (spec R23). */
+  private addInputRequests(
+    record: TaskRecord,
+    requests: Array<{ method: string; params?: Record<string, unknown> }>,
+  ): string[] {
+    if (isTerminal(record.status)) throw new TaskTerminalError(record.taskId, record.status);
+    const now = this.clock.now();
+    const keys = requests.map((request) => {
+      // spec E10: keys come from a per-task counter, so they are never reused.
+      const key = `input-${record.nextInputSeq++}`;
+      const pending: PendingInput = { method: request.method, createdAt: now };
+      if (request.params !== undefined) pending.params = request.params;
+      record.inputRequests[key] = pending;
+      return key;
+    });
+    if (record.status === 'working') this.transition(record, 'input_required');
+    return keys;
   }
 
   private transition(record: TaskRecord, to: TaskStatus): TaskRecord {
