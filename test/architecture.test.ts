@@ -58,7 +58,8 @@ function allowed(from: string, to: string): boolean {
     case 'client':
       return to === 'rpc';
     case 'cli':
-      return to === 'client';
+      // A thin shell over the public API: the client, and the server runtime for `worker`.
+      return to === 'client' || to === 'server';
     case 'index.ts':
       // The package's root entry point re-exports the public layers.
       return true;

@@ -11,6 +11,7 @@ import { runGet } from './commands/get.js';
 import { runList } from './commands/list.js';
 import { runServe, type ServeOptions } from './commands/serve.js';
 import { runTools } from './commands/tools.js';
+import { runWorkerCommand, type WorkerOptions } from './commands/worker.js';
 import { defaultStorePath } from './connect.js';
 import { EXIT_CODES, exitCodeForError, type ExitCode } from './exitCodes.js';
 import type { GlobalOptions } from './GlobalOptions.js';
@@ -86,6 +87,20 @@ function program(
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--stdio', 'serve over stdio instead of HTTP')
     .action((options: ServeOptions) => run((reporter) => runServe(options, reporter)));
+
+  root
+    .command('worker')
+    .description('run queued tasks for server instances that use the queue executor (BullMQ on Redis)')
+    .requiredOption('--module <path>', 'the server module: it exports the server factory the server instances use')
+    .option('--export <name>', 'name of the factory export (else the default export)', 'createServer')
+    .option(
+      '--store <spec>',
+      'the shared task store: postgres://…, redis://… or a SQLite path (default: $MCP_TASKS_STORE)',
+    )
+    .option('--redis <url>', 'Redis of the job queue (default: $REDIS_URL)')
+    .option('--concurrency <n>', 'tasks run at once', '16')
+    .option('--queue <name>', 'queue name (default mcp-tasks)')
+    .action((options: WorkerOptions) => run((reporter) => runWorkerCommand(options, reporter)));
 
   root
     .command('call')

@@ -202,6 +202,10 @@ export class TaskEngine implements EngineHandle {
       record.runner = this.executor.runnerId;
       record.leaseUntil = now + this.leaseMs;
     }
+    const run = (input.run ?? true) && this.executor !== undefined;
+    // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
+    // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped.
+    if (run && !leases) await this.guard(async () => this.executor?.submit(record));
     const result = await this.guard(() => this.store.insert(record));
     if (!result.inserted) {
       if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
@@ -212,7 +216,7 @@ export class TaskEngine implements EngineHandle {
       return this.create(input);
     }
     this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
-    if ((input.run ?? true) && this.executor) await this.executor.submit(record);
+    if (run && leases) await this.executor?.submit(record);
     return { task: record, created: true };
   }
 

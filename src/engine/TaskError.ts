@@ -73,6 +73,14 @@ export class TaskLimitError extends TaskError {
   }
 }
 
+/** The executor could not accept the work (e.g. the job queue is unreachable); the task was not created. */
+export class ExecutorUnavailableError extends TaskError {
+  readonly kind = 'executor_unavailable';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
 export class StoreUnavailableError extends TaskError {
   readonly kind = 'store_unavailable';
   constructor(message: string, options?: { cause?: unknown }) {

@@ -1,1 +1,2 @@
 export * from './in-process/index.js';
+export * from './queue/index.js';

@@ -1,4 +1,5 @@
 import {
+  ExecutorUnavailableError,
   InvalidCursorError,
   InvalidTransitionError,
   StoreUnavailableError,
@@ -48,6 +49,12 @@ export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retri
     return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: ${error.message}` };
   if (error instanceof TaskLimitError) {
     return { code: ErrorCodes.INVALID_REQUEST, message: `${verb}: ${error.message}`, data: { limit: error.limit } };
+  }
+  if (error instanceof ExecutorUnavailableError) {
+    return {
+      code: ErrorCodes.INTERNAL_ERROR,
+      message: `Internal error: the task could not be queued for a worker; it was not created`,
+    };
   }
   // spec R59: internal failures are -32603 and say what failed, not how.
   if (error instanceof StoreUnavailableError)

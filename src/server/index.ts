@@ -10,3 +10,4 @@ export * from './ServerLike.js';
 export * from './TaskConnection.js';
 export type { ToolTaskPolicy, Caller } from '../dialects/index.js';
 export * from './stdio/guardStdin.js';
+export * from './worker/index.js';

@@ -1,0 +1,273 @@
+// npm run bench:distributed — end-to-end task throughput (saturated) and pickup delay at steady load: the SQLite single-process
+// baseline (in-process executor), then PostgreSQL and Redis stores with the BullMQ queue and one and two worker
+// processes. Needs MCP_TASKS_TEST_REDIS_URL (queue and Redis store) and MCP_TASKS_TEST_POSTGRES_URL:
+//   eval "$(scripts/services.sh start)"; npm run bench:distributed; scripts/services.sh stop
+// Each task is the fixture tool slow_compute {seconds: 0} run as an internal MCP call on a fresh server instance.
+// Pickup delay: from the task's creation (createdAt) to its claim by the process that runs it (startedAt), 1 ms resolution.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+import { TaskEngine, type TaskStore } from '../src/engine/index.js';
+import { InProcessExecutor, QueueExecutor } from '../src/executors/index.js';
+import { createTaskWork } from '../src/server/index.js';
+import { PostgresStore, RedisStore, SqliteStore } from '../src/stores/index.js';
+import { createFixtureServer } from '../examples/conformance/fixtureTools.js';
+import { fmt, percentile } from './measure.js';
+
+/** Saturation: tasks kept in flight (below the executors' concurrency, so none waits for a slot). */
+const IN_FLIGHT = 24;
+const CONCURRENCY = 32;
+/** Steady load: tasks started per second, open loop, below every configuration's capacity. */
+const STEADY_RATE = Number(process.env['BENCH_STEADY_RATE'] ?? 50);
+const WARMUP_MS = 1500;
+const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 6000);
+const WORKER_SCRIPT = fileURLToPath(new URL('./distributedWorker.js', import.meta.url));
+
+interface Figures {
+  label: string;
+  workers: string;
+  /** Completed tasks per second at saturation. */
+  tasksPerSecond: number;
+  /** At the steady rate: creation to claim, and request to observed end, in ms. */
+  pickup: number[];
+  endToEnd: number[];
+}
+
+interface Sample {
+  pickup: number;
+  endToEnd: number;
+}
+
+/** One task from the requestor's side: create, wait for the end. */
+async function oneTask(engine: TaskEngine): Promise<Sample> {
+  const asked = Date.now();
+  const { task } = await engine.create({
+    owner: 'bench',
+    dialect: 'bench',
+    request: { method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 } } },
+    retention: { kind: 'ttl', ttlMs: 3_600_000 },
+  });
+  const done = await engine.waitForTerminal(task.taskId);
+  if (done?.status !== 'completed')
+    throw new Error(`task ${task.taskId} ended ${done?.status}: ${done?.statusMessage}`);
+  return { pickup: (done.startedAt as number) - done.createdAt, endToEnd: Date.now() - asked };
+}
+
+/** Closed loop: keeps IN_FLIGHT tasks going for `ms`; returns completed tasks per second. */
+async function saturate(engine: TaskEngine, ms: number): Promise<number> {
+  let count = 0;
+  let stop = false;
+  const start = performance.now();
+  const timer = setTimeout(() => (stop = true), ms);
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (!stop) {
+        await oneTask(engine);
+        count++;
+      }
+    }),
+  );
+  clearTimeout(timer);
+  return count / ((performance.now() - start) / 1000);
+}
+
+/** Open loop: starts STEADY_RATE tasks per second for `ms`, whatever is still running. */
+async function steady(engine: TaskEngine, ms: number): Promise<Sample[]> {
+  const running: Array<Promise<Sample>> = [];
+  const start = performance.now();
+  for (let i = 0; ; i++) {
+    const due = start + (i * 1000) / STEADY_RATE;
+    if (due - start >= ms) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    running.push(oneTask(engine));
+  }
+  return Promise.all(running);
+}
+
+async function measure(engine: TaskEngine, label: string, workers: string): Promise<Figures> {
+  await saturate(engine, WARMUP_MS);
+  const tasksPerSecond = await saturate(engine, MEASURE_MS);
+  const samples = await steady(engine, MEASURE_MS);
+  return {
+    label,
+    workers,
+    tasksPerSecond,
+    pickup: samples.map((s) => s.pickup),
+    endToEnd: samples.map((s) => s.endToEnd),
+  };
+}
+
+const ENGINE = { sweepIntervalMs: 0, recoveryIntervalMs: 0, limits: { maxActivePerOwner: 100_000 } };
+
+async function baseline(dir: string): Promise<Figures> {
+  const engine = new TaskEngine({ ...ENGINE, store: new SqliteStore({ path: join(dir, 'baseline.db') }) });
+  engine.setExecutor(
+    new InProcessExecutor({ engine, work: createTaskWork(createFixtureServer), concurrency: CONCURRENCY }),
+  );
+  await engine.start();
+  try {
+    return await measure(engine, 'sqlite, in-process', '—');
+  } finally {
+    await engine.close();
+  }
+}
+
+function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [WORKER_SCRIPT], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`bench worker exited (${code})`)));
+  });
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+interface Backend {
+  kind: 'postgres' | 'redis';
+  url: string;
+  scope: string;
+  open(): TaskStore;
+  dispose(): Promise<void>;
+}
+
+async function postgresBackend(url: string): Promise<Backend> {
+  const scope = `mcp_tasks_bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${scope}`);
+  await admin.end();
+  return {
+    kind: 'postgres',
+    url,
+    scope,
+    open: () => new PostgresStore({ connectionString: url, schema: scope }),
+    async dispose() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${scope} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+async function redisBackend(url: string): Promise<Backend> {
+  const scope = `mcp-tasks-bench:${randomUUID().slice(0, 8)}:`;
+  return {
+    kind: 'redis',
+    url,
+    scope,
+    open: () => new RedisStore({ url, keyPrefix: scope }),
+    dispose: () => deleteKeys(url, `${scope}*`),
+  };
+}
+
+async function deleteKeys(url: string, pattern: string): Promise<void> {
+  const client = new Redis(url);
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await client.del(...keys);
+  } while (cursor !== '0');
+  await client.quit();
+}
+
+async function distributed(backend: Backend, redisUrl: string, workerCount: number): Promise<Figures> {
+  const queueName = `mcp-tasks-bench-${randomUUID().slice(0, 8)}`;
+  const engine = new TaskEngine({ ...ENGINE, store: backend.open() });
+  const producer = new QueueExecutor({ engine, connection: redisUrl, queueName });
+  engine.setExecutor(producer);
+  await engine.start();
+  const workers: ChildProcess[] = [];
+  try {
+    for (let i = 0; i < workerCount; i++) {
+      workers.push(
+        await startWorker({
+          BENCH_STORE: backend.kind,
+          BENCH_STORE_URL: backend.url,
+          BENCH_SCOPE: backend.scope,
+          BENCH_REDIS_URL: redisUrl,
+          BENCH_QUEUE: queueName,
+          BENCH_CONCURRENCY: String(CONCURRENCY),
+        }),
+      );
+    }
+    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount));
+  } finally {
+    await Promise.all(workers.map(stopWorker));
+    await producer.close();
+    await engine.close();
+    await deleteKeys(redisUrl, `bull:${queueName}:*`);
+  }
+}
+
+const redisUrl = process.env['MCP_TASKS_BENCH_REDIS_URL'] ?? process.env['MCP_TASKS_TEST_REDIS_URL'];
+const postgresUrl = process.env['MCP_TASKS_BENCH_POSTGRES_URL'] ?? process.env['MCP_TASKS_TEST_POSTGRES_URL'];
+
+console.log(
+  `mcp-tasks distributed benchmark — tasks/s with ${IN_FLIGHT} tasks in flight; pickup and end-to-end latency at a ` +
+    `steady ${STEADY_RATE} tasks/s; ${CONCURRENCY} slots per executor; ${MEASURE_MS / 1000} s per measurement\n`,
+);
+const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-'));
+const rows: Figures[] = [];
+try {
+  rows.push(await baseline(dir));
+  if (!redisUrl) {
+    console.log('MCP_TASKS_TEST_REDIS_URL is not set: no queue rows (eval "$(scripts/services.sh start)" first)\n');
+  } else {
+    const backends: Array<() => Promise<Backend>> = [];
+    if (postgresUrl) backends.push(() => postgresBackend(postgresUrl));
+    else console.log('MCP_TASKS_TEST_POSTGRES_URL is not set: no PostgreSQL rows\n');
+    backends.push(() => redisBackend(redisUrl));
+    for (const open of backends) {
+      const backend = await open();
+      try {
+        for (const count of [1, 2]) rows.push(await distributed(backend, redisUrl, count));
+      } finally {
+        await backend.dispose();
+      }
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const ms = (value: number) => `${fmt(value)} ms`;
+console.log('store, executor            workers   tasks/s   pickup p50   pickup p99   end-to-end p50   p99');
+for (const row of rows) {
+  console.log(
+    `${row.label.padEnd(26)} ${row.workers.padStart(7)} ${fmt(row.tasksPerSecond).padStart(9)} ` +
+      `${ms(percentile(row.pickup, 50)).padStart(12)} ${ms(percentile(row.pickup, 99)).padStart(12)} ` +
+      `${ms(percentile(row.endToEnd, 50)).padStart(16)} ${ms(percentile(row.endToEnd, 99)).padStart(10)}`,
+  );
+}
+const base = rows[0] as Figures;
+console.log('\nratios (tasks/s):');
+for (const row of rows.slice(1)) {
+  console.log(
+    `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} vs SQLite in-process ${fmt(row.tasksPerSecond / base.tasksPerSecond, 2)}`,
+  );
+}
+for (const kind of ['postgres', 'redis']) {
+  const [one, two] = rows.filter((row) => row.label.startsWith(kind));
+  if (one && two)
+    console.log(`${`${kind}: 2 workers vs 1`.padEnd(40)} ${fmt(two.tasksPerSecond / one.tasksPerSecond, 2)}`);
+}

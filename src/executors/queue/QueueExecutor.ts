@@ -1,0 +1,118 @@
+import { Queue, type ConnectionOptions, type KeepJobs } from 'bullmq';
+
+import {
+  ExecutorUnavailableError,
+  type EngineHandle,
+  type EngineLogger,
+  type Executor,
+  type TaskRecord,
+} from '../../engine/index.js';
+import {
+  DEFAULT_QUEUE_NAME,
+  TASK_JOB_NAME,
+  taskJobId,
+  toConnectionOptions,
+  type QueueConnection,
+  type TaskJobData,
+  type TaskJobResult,
+} from './queueJob.js';
+
+export interface QueueExecutorOptions {
+  /** The engine whose tasks are queued; a task that cannot be queued is failed through it. */
+  engine: Pick<EngineHandle, 'fail'>;
+  /** Redis for BullMQ: a URL or BullMQ connection options. */
+  connection: QueueConnection;
+  /** BullMQ queue name; producers and workers of one deployment share it. Default `mcp-tasks`. */
+  queueName?: string;
+  /** BullMQ key prefix. Default `bull`. */
+  prefix?: string;
+  /** How long `submit` waits for Redis to take a job before it gives up and fails the task. Default 10 s. */
+  enqueueTimeoutMs?: number;
+  /** Finished jobs kept for inspection (the task store, not the queue, holds outcomes). */
+  keepCompleted?: KeepJobs;
+  keepFailed?: KeepJobs;
+  logger?: EngineLogger;
+}
+
+/** The error `submit` rejects with when Redis did not take the job; the task has been failed by then. */
+export class QueueUnavailableError extends ExecutorUnavailableError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'QueueUnavailableError';
+  }
+}
+
+/**
+ * The producer side of distributed execution: each run of a task becomes a BullMQ job `{ taskId, attempt }` that a
+ * {@link QueueWorker} in any process picks up. Tasks are created without a lease (`leasesOnCreate = false`): a task
+ * waiting in the queue belongs to no runner, so a long queue never looks like a dead runner; the worker that starts
+ * it takes the lease.
+ */
+export class QueueExecutor implements Executor {
+  readonly runnerId: string;
+  readonly leasesOnCreate = false;
+  readonly queueName: string;
+  readonly queue: Queue<TaskJobData, TaskJobResult, typeof TASK_JOB_NAME>;
+  private readonly engine: Pick<EngineHandle, 'fail'>;
+  private readonly enqueueTimeoutMs: number;
+  private readonly logger: EngineLogger | undefined;
+  private closed = false;
+
+  constructor(options: QueueExecutorOptions) {
+    this.engine = options.engine;
+    this.queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
+    this.runnerId = `queue:${this.queueName}`;
+    this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 10_000;
+    this.logger = options.logger;
+    const connection: ConnectionOptions = toConnectionOptions(options.connection);
+    this.queue = new Queue<TaskJobData, TaskJobResult, typeof TASK_JOB_NAME>(this.queueName, {
+      connection,
+      ...(options.prefix !== undefined && { prefix: options.prefix }),
+      defaultJobOptions: {
+        // A job is one run; re-runs after a lost worker are new jobs made by the engine's recovery.
+        attempts: 1,
+        removeOnComplete: options.keepCompleted ?? { age: 3600, count: 10_000 },
+        removeOnFail: options.keepFailed ?? { age: 7 * 24 * 3600, count: 10_000 },
+      },
+    });
+    // ioredis reconnects by itself; unhandled, its connection errors would be reported as unhandled events.
+    this.queue.on('error', (error: Error) => this.logger?.warn({ error: String(error) }, 'task queue connection'));
+  }
+
+  /**
+   * Queues the task's next run. Resolves once Redis holds the job, so a CreateTaskResult is only sent for a task a
+   * worker will find (spec E4). If Redis does not take it in time the task is failed, never left `working` unqueued.
+   */
+  async submit(task: TaskRecord): Promise<void> {
+    const attempt = task.attempts + 1;
+    try {
+      if (this.closed) throw new Error('the queue executor is closed');
+      await withTimeout(
+        this.queue.add(TASK_JOB_NAME, { taskId: task.taskId, attempt }, { jobId: taskJobId(task.taskId, attempt) }),
+        this.enqueueTimeoutMs,
+        `Redis did not take the job within ${this.enqueueTimeoutMs} ms`,
+      );
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const message = `The task could not be queued for a worker: ${reason}`;
+      this.logger?.error({ taskId: task.taskId, attempt, error: reason }, 'task could not be queued');
+      // spec R61: a clear statusMessage; a late add that lands anyway finds the task terminal and is skipped.
+      await this.engine.fail(task.taskId, message).catch(() => {});
+      throw new QueueUnavailableError(message, { cause: error });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.queue.close();
+  }
+}
+
+function withTimeout<T>(operation: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([operation, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,200 @@
+// The queue executor and worker in one process (real Redis for BullMQ, an in-memory store): who owns a run when,
+// and what happens when Redis or the store misbehave. The multi-process suites cover the same through real signals.
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { TaskEngine, type EngineLogger, type TaskStore, type TaskWork } from '../../src/engine/index.js';
+import { QueueExecutor, QueueUnavailableError, QueueWorker, taskJobId } from '../../src/executors/index.js';
+import { MemoryStore } from '../../src/stores/memory/index.js';
+import { eventually } from '../helpers/rawWire.js';
+import { isolatedQueue } from './backends.js';
+import { redisUrl } from './suites.js';
+
+const request = { method: 'tools/call', params: { name: 'x' } };
+const ok = { kind: 'result', result: { ok: true } } as const;
+
+/** Work that runs until aborted, reporting the abort. */
+function untilAborted(seen: unknown[]): TaskWork {
+  return ({ signal }) =>
+    new Promise((_, reject) =>
+      signal.addEventListener('abort', () => {
+        seen.push(signal.reason);
+        reject(signal.reason);
+      }),
+    );
+}
+
+function recordingLogger(lines: Array<{ message: string; fields: Record<string, unknown> }>): EngineLogger {
+  const push = (fields: Record<string, unknown>, message: string) => lines.push({ message, fields });
+  return { info: push, warn: push, error: push };
+}
+
+if (redisUrl) {
+  const queueRedis = redisUrl;
+  describe('QueueExecutor and QueueWorker', () => {
+    const cleanups: Array<() => Promise<void>> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    async function setup(options: { store?: TaskStore; leaseMs?: number } = {}) {
+      const queue = isolatedQueue(queueRedis);
+      const engine = new TaskEngine({
+        store: options.store ?? new MemoryStore(),
+        sweepIntervalMs: 0,
+        recoveryIntervalMs: 0,
+        leaseMs: options.leaseMs ?? 15_000,
+      });
+      const executor = new QueueExecutor({ engine, connection: queueRedis, queueName: queue.name });
+      engine.setExecutor(executor);
+      await engine.start();
+      cleanups.push(async () => {
+        await executor.close();
+        await engine.close();
+        await queue.dispose();
+      });
+      const startWorker = async (work: TaskWork, logger?: EngineLogger) => {
+        const worker = new QueueWorker({
+          engine,
+          work,
+          connection: queueRedis,
+          queueName: queue.name,
+          concurrency: 4,
+          ...(logger && { logger }),
+        });
+        await worker.start();
+        cleanups.push(() => worker.close({ timeoutMs: 0 }));
+        return worker;
+      };
+      return { engine, executor, startWorker };
+    }
+
+    it('creates tasks unleased, queues one job per run, and a worker runs them to their outcome', async () => {
+      const { engine, executor, startWorker } = await setup();
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      // Waiting in the queue belongs to no runner, so a long queue is never mistaken for a dead one.
+      expect(task.runner).toBeUndefined();
+      expect(task.leaseUntil).toBeUndefined();
+      expect(await executor.queue.getJob(taskJobId(task.taskId, 1))).toBeDefined();
+      const worker = await startWorker(async () => ok);
+      const done = await engine.waitForTerminal(task.taskId);
+      expect(done?.status).toBe('completed');
+      expect(done?.outcome).toEqual(ok);
+      expect(done?.attempts).toBe(1);
+      const job = await eventually(async () => {
+        const found = await executor.queue.getJob(taskJobId(task.taskId, 1));
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.returnvalue).toEqual({ taskId: task.taskId, attempt: 1, outcome: 'finished' });
+      expect(worker.activeTaskIds).toEqual([]);
+    });
+
+    it('skips a job whose run has already started elsewhere (a redelivered job): the lease decides from then on', async () => {
+      const { engine, executor, startWorker } = await setup();
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't', run: false });
+      await engine.markStarted(task.taskId, 'another-runner');
+      let ran = false;
+      await startWorker(async () => {
+        ran = true;
+        return ok;
+      });
+      await executor.submit({ ...task, attempts: 0 });
+      const job = await eventually(async () => {
+        const found = await executor.queue.getJob(taskJobId(task.taskId, 1));
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.returnvalue).toMatchObject({ outcome: 'skipped', reason: 'run 1 has already started' });
+      expect(ran).toBe(false);
+      const record = await engine.get('o', task.taskId);
+      expect(record.status).toBe('working');
+      expect(record.runner).toBe('another-runner');
+    });
+
+    it('aborts a run, without reporting, when another runner takes the task over', async () => {
+      const { engine, startWorker } = await setup();
+      const aborts: unknown[] = [];
+      const worker = await startWorker(untilAborted(aborts));
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      await eventually(() => worker.activeTaskIds.includes(task.taskId));
+      await engine.markStarted(task.taskId, 'successor');
+      await eventually(() => aborts.length === 1);
+      expect(String(aborts[0])).toMatch(/another runner has taken the task over/);
+      await eventually(() => worker.activeTaskIds.length === 0);
+      const record = await engine.get('o', task.taskId);
+      expect(record.status).toBe('working');
+      expect(record.runner).toBe('successor');
+    });
+
+    it('aborts the running work when the task is cancelled', async () => {
+      const { engine, startWorker } = await setup();
+      const aborts: unknown[] = [];
+      const worker = await startWorker(untilAborted(aborts));
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      await eventually(() => worker.activeTaskIds.includes(task.taskId));
+      await engine.cancel('o', task.taskId);
+      await eventually(() => aborts.length === 1);
+      expect(String(aborts[0])).toMatch(/the task is cancelled/);
+      expect((await engine.get('o', task.taskId)).status).toBe('cancelled');
+    });
+
+    it('hands a job back to the queue when the store cannot be read, and runs it once the store answers', async () => {
+      const inner = new MemoryStore();
+      let failing = 8;
+      const store: TaskStore = Object.assign(Object.create(inner) as TaskStore, {
+        get: (taskId: string) => (failing-- > 0 ? Promise.reject(new Error('store down')) : inner.get(taskId)),
+      });
+      const { engine, executor, startWorker } = await setup({ store });
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't', run: false });
+      const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
+      await startWorker(async () => ok, recordingLogger(lines));
+      failing = 8;
+      await executor.submit(task);
+      const done = await eventually(async () => {
+        const record = await inner.get(task.taskId);
+        return record?.status === 'completed' ? record : undefined;
+      });
+      expect(done.attempts).toBe(1);
+      expect(lines.some((line) => line.message === 'task job handed back to the queue')).toBe(true);
+    });
+
+    it('fails the task with a clear statusMessage when Redis does not take its job', async () => {
+      const engine = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+      const executor = new QueueExecutor({
+        engine,
+        connection: { host: '127.0.0.1', port: 1, retryStrategy: () => null, maxRetriesPerRequest: 0 },
+        queueName: 'unreachable',
+        enqueueTimeoutMs: 300,
+      });
+      engine.setExecutor(executor);
+      await engine.start();
+      cleanups.push(async () => {
+        await executor.close().catch(() => {});
+        await engine.close();
+      });
+      // The queue is told before the task is stored: nothing is left behind, and the caller learns why.
+      const attempt = engine.create({ owner: 'o', request, dialect: 't' });
+      await expect(attempt).rejects.toBeInstanceOf(QueueUnavailableError);
+      await expect(attempt).rejects.toThrow(/^The task could not be queued for a worker: /);
+      expect((await engine.list('o')).tasks).toEqual([]);
+    });
+
+    it('close() hands back a run that outlasts its timeout; recovery re-runs it on another worker', async () => {
+      const { engine, startWorker } = await setup({ leaseMs: 300 });
+      const aborts: unknown[] = [];
+      const first = await startWorker(untilAborted(aborts));
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't', retrySafe: true });
+      await eventually(() => first.activeTaskIds.includes(task.taskId));
+      await first.close({ timeoutMs: 100 });
+      expect(String(aborts[0])).toMatch(/shut down before the task finished/);
+      // Handed back, not lost: still working, held by the stopped worker until its lease lapses.
+      const held = await engine.get('o', task.taskId);
+      expect(held.status).toBe('working');
+      expect(held.runner).toBe(first.runnerId);
+      await startWorker(async () => ok);
+      await eventually(async () => (await engine.recover()).rerun === 1, 5000);
+      const done = await engine.waitForTerminal(task.taskId);
+      expect(done?.status).toBe('completed');
+      expect(done?.attempts).toBe(2);
+      expect(done?.recovery).toBe('rerun-after-crash');
+    });
+  });
+}
