@@ -32,7 +32,7 @@ export type TaskWork = (context: TaskWorkContext) => Promise<TaskOutcome | TaskS
 /** The part of the engine an executor drives. */
 export interface EngineHandle {
   readonly leaseMs: number;
-  markStarted(taskId: string, runner: string): Promise<TaskRecord | undefined>;
+  markStarted(taskId: string, runner: string, attempt?: number): Promise<TaskRecord | undefined>;
   complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
   setStatusMessage(taskId: string, statusMessage: string): Promise<void>;

@@ -316,18 +316,27 @@ export class TaskEngine implements EngineHandle {
 
   // ---- work-driven transitions (executors; not owner-scoped) --------------------------------------------------
 
-  /** Claims a task for a run: sets the runner and lease and counts the attempt. Undefined when it is gone or over. */
-  async markStarted(taskId: string, runner: string): Promise<TaskRecord | undefined> {
+  /**
+   * Claims a task for a run: sets the runner and lease and counts the attempt. Undefined when it is gone or over, or
+   * when `attempt` is given and is not the next one.
+   */
+  async markStarted(taskId: string, runner: string, attempt?: number): Promise<TaskRecord | undefined> {
     try {
-      return await this.mutate(taskId, (record) => {
-        if (isTerminal(record.status)) return null;
+      let claimed = false;
+      const record = await this.mutate(taskId, (current) => {
+        claimed = false;
+        if (isTerminal(current.status)) return null;
+        // With an attempt number only that run may claim: two workers holding the same job cannot both start it.
+        if (attempt !== undefined && current.attempts + 1 !== attempt) return null;
         const now = this.clock.now();
-        record.runner = runner;
-        record.leaseUntil = now + this.leaseMs;
-        record.startedAt = now;
-        record.attempts += 1;
-        return record;
-      }).then((record) => (isTerminal(record.status) ? undefined : record));
+        current.runner = runner;
+        current.leaseUntil = now + this.leaseMs;
+        current.startedAt = now;
+        current.attempts += 1;
+        claimed = true;
+        return current;
+      });
+      return claimed ? record : undefined;
     } catch (error) {
       if (error instanceof TaskNotFoundError) return undefined;
       throw error;
@@ -552,6 +561,7 @@ export class TaskEngine implements EngineHandle {
             return this.toTerminal(record, 'failed', decision.statusMessage);
           }
           record.recovery = 'rerun-after-crash';
+          record.recoveries = (record.recoveries ?? 0) + 1;
           record.inputRequests = {};
           record.inputAnswers = {};
           if (record.status === 'input_required') this.transition(record, 'working');

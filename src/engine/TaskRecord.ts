@@ -81,6 +81,8 @@ export interface TaskRecord {
    */
   suspended?: boolean;
   recovery?: RecoveryMark;
+  /** Runs started again because the process running the task died (resumes after input do not count). */
+  recoveries?: number;
   /** Dialect- and server-specific data (session id, request id, tool name, ...). */
   meta: Record<string, unknown>;
   /** Incremented by every write; the compare-and-set token. */

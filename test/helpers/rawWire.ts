@@ -187,7 +187,7 @@ export class StdioPeer extends BasePeer {
   }
 
   async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.child.stdin?.end();
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGTERM');
@@ -229,7 +229,7 @@ export class HttpFixture {
   }
 
   async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((resolve) => this.child.once('exit', resolve));
     this.child.kill('SIGTERM');
     await exited;
@@ -402,7 +402,10 @@ const MODERN_META = {
 export class ModernPeer {
   private nextModernId = 1;
   /** Declared on every request unless a call says otherwise. */
-  capabilities: Record<string, unknown> = { elicitation: { form: {} }, extensions: { 'io.modelcontextprotocol/tasks': {} } };
+  capabilities: Record<string, unknown> = {
+    elicitation: { form: {} },
+    extensions: { 'io.modelcontextprotocol/tasks': {} },
+  };
 
   constructor(
     readonly url: string,
@@ -417,7 +420,12 @@ export class ModernPeer {
   ): Promise<Response & { httpStatus: number }> {
     const declare = options.declare ?? true;
     const capabilities = declare ? this.capabilities : { ...this.capabilities, extensions: {} };
-    const name = typeof params['taskId'] === 'string' ? params['taskId'] : typeof params['name'] === 'string' ? params['name'] : undefined;
+    const name =
+      typeof params['taskId'] === 'string'
+        ? params['taskId']
+        : typeof params['name'] === 'string'
+          ? params['name']
+          : undefined;
     const id = options.id ?? this.nextModernId++;
     const response = await fetch(this.url, {
       method: 'POST',
@@ -434,7 +442,14 @@ export class ModernPeer {
         jsonrpc: '2.0',
         id,
         method,
-        params: { ...params, _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': capabilities, ...(params['_meta'] as object) } },
+        params: {
+          ...params,
+          _meta: {
+            ...MODERN_META,
+            'io.modelcontextprotocol/clientCapabilities': capabilities,
+            ...(params['_meta'] as object),
+          },
+        },
       }),
     });
     const text = await response.text();
@@ -449,7 +464,10 @@ export class ModernPeer {
   }
 
   /** Opens a `subscriptions/listen` stream and collects its notifications until `close()`. */
-  async listen(notifications: Record<string, unknown>, declare = true): Promise<{ messages: Message[]; close(): void; first: Message | undefined }> {
+  async listen(
+    notifications: Record<string, unknown>,
+    declare = true,
+  ): Promise<{ messages: Message[]; close(): void; first: Message | undefined }> {
     const controller = new AbortController();
     const capabilities = declare ? this.capabilities : { ...this.capabilities, extensions: {} };
     const response = await fetch(this.url, {
@@ -466,7 +484,10 @@ export class ModernPeer {
         jsonrpc: '2.0',
         id: `listen-${this.nextModernId++}`,
         method: 'subscriptions/listen',
-        params: { notifications, _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': capabilities } },
+        params: {
+          notifications,
+          _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': capabilities },
+        },
       }),
     });
     const messages: Message[] = [];

@@ -2,15 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { afterAll } from 'vitest';
+
 const made: string[] = [];
 
-/** A throwaway directory, removed when the test process exits. */
+/** A throwaway directory, removed when the test file is done. */
 export function tempDir(prefix = 'mcp-tasks-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   made.push(dir);
   return dir;
 }
 
-process.on('exit', () => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+// Test files run in worker processes that never reach `exit`: clean up after each file instead.
+afterAll(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });

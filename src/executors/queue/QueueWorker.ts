@@ -189,7 +189,7 @@ export class QueueWorker {
           // Started elsewhere: from the claim on the lease decides, and recovery queues the next run if needed.
           return { kind: 'skip', reason: `run ${attempt} has already started` };
         }
-        const task = await this.engine.markStarted(taskId, this.runnerId);
+        const task = await this.engine.markStarted(taskId, this.runnerId, attempt);
         if (!task) return { kind: 'skip', reason: 'the task ended before it started' };
         return { kind: 'run', task };
       } catch (error) {
