@@ -20,3 +20,10 @@ export function percentile(sample: number[], p: number): number {
 export function fmt(value: number, digits = 0): string {
   return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
+
+/** The median of `runs` measurements of `opsPerSecond`: one slow second (a GC, a neighbour's burst) does not decide. */
+export async function medianOpsPerSecond(op: (i: number) => unknown, runs = 3, ms = 700): Promise<number> {
+  const results: number[] = [];
+  for (let run = 0; run < runs; run++) results.push(await opsPerSecond(op, ms));
+  return percentile(results, 50);
+}

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { TaskRecord, TaskStore } from '../src/engine/index.js';
 import { MemoryStore } from '../src/stores/memory/index.js';
 import { SqliteStore } from '../src/stores/sqlite/index.js';
-import { fmt, opsPerSecond } from './measure.js';
+import { fmt, medianOpsPerSecond } from './measure.js';
 
 const OWNERS = 10;
 const PAGE = 50;
@@ -52,21 +52,21 @@ async function measure(makeStore: () => TaskStore, size: number): Promise<Figure
     await store.insert(r);
   }
   let n = size;
-  const create = await opsPerSecond(async () => {
+  const create = await medianOpsPerSecond(async () => {
     await store.insert(record(n++, now));
   });
   const versions = new Map<string, number>();
-  const update = await opsPerSecond(async (i) => {
+  const update = await medianOpsPerSecond(async (i) => {
     const taskId = ids[(i * 7919) % ids.length] as string;
     const current = (await store.get(taskId)) as TaskRecord;
     const next = { ...current, statusMessage: `step ${i}`, version: current.version + 1 };
     await store.replace(next, current.version);
     versions.set(taskId, next.version);
   });
-  const get = await opsPerSecond(async (i) => {
+  const get = await medianOpsPerSecond(async (i) => {
     await store.get(ids[(i * 104_729) % ids.length] as string);
   });
-  const list = await opsPerSecond(async (i) => {
+  const list = await medianOpsPerSecond(async (i) => {
     const page = await store.list(`owner-${i % OWNERS}`, { limit: PAGE, now });
     const last = page[page.length - 1] as TaskRecord;
     await store.list(`owner-${i % OWNERS}`, {

@@ -46,13 +46,18 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.delete('missing')).toBe(false);
     });
 
-    it('hands out copies: changing a returned record does not change the stored one', async () => {
+    it('never lets a returned record change the stored one (a copy, or frozen)', async () => {
       const record = makeRecord();
       await store.insert(record);
-      const copy = (await store.get(record.taskId)) as TaskRecord;
-      copy.status = 'failed';
-      copy.meta['x'] = 1;
-      expect(await store.get(record.taskId)).toEqual(record);
+      const returned = (await store.get(record.taskId)) as TaskRecord;
+      try {
+        returned.status = 'failed';
+        returned.meta['x'] = 1;
+      } catch (error) {
+        expect(error).toBeInstanceOf(TypeError);
+      }
+      record.meta['y'] = 2; // nor does changing the inserted object afterwards
+      expect(await store.get(record.taskId)).toEqual({ ...record, meta: {} });
     });
 
     it('refuses a duplicate task id', async () => {

@@ -10,9 +10,9 @@ import {
 } from '../../engine/index.js';
 import { MinHeap } from './MinHeap.js';
 
-/** A stored task: the indexed fields as values, the whole record as JSON. */
+/** A stored task: the indexed fields as values, the whole record deeply frozen. */
 interface Stored {
-  json: string;
+  record: TaskRecord;
   owner: string;
   active: boolean;
   expiresAt: number | null;
@@ -31,8 +31,8 @@ function compareDesc(a: ListPosition, b: ListPosition): number {
 
 /**
  * Keeps tasks in process memory: for tests, demos and single-process servers that need no durability.
- * Records are kept serialised: callers can never change stored state behind the store's back, and 100k stored
- * tasks are 100k strings rather than 100k object graphs for the garbage collector to walk.
+ * Records are copied once on write and frozen, so a read hands out the stored record itself, and callers can never
+ * change stored state behind the store's back (the engine edits copies).
  */
 export class MemoryStore implements TaskStore {
   readonly kind = 'memory';
@@ -160,18 +160,19 @@ export class MemoryStore implements TaskStore {
   private read(taskId: string): TaskRecord | undefined {
     const stored = this.tasks.get(taskId);
     if (!stored) return undefined;
-    const record = JSON.parse(stored.json) as TaskRecord;
-    // Leases are renewed in place without rewriting the record.
-    if (stored.leaseUntil === undefined) delete record.leaseUntil;
-    else record.leaseUntil = stored.leaseUntil;
-    return record;
+    // Leases are renewed in place without rewriting the record: only then is a (shallow) copy needed.
+    if (stored.leaseUntil === stored.record.leaseUntil) return stored.record;
+    const { leaseUntil: _stale, ...rest } = stored.record;
+    return Object.freeze(
+      stored.leaseUntil === undefined ? rest : { ...rest, leaseUntil: stored.leaseUntil },
+    ) as TaskRecord;
   }
 
   private write(record: TaskRecord): void {
     const previous = this.tasks.get(record.taskId);
     const active = !isTerminal(record.status);
     this.tasks.set(record.taskId, {
-      json: JSON.stringify(record),
+      record: deepFreeze(structuredClone(record)),
       owner: record.owner,
       active,
       expiresAt: record.expiresAt,
@@ -209,4 +210,13 @@ function insertionIndex(positions: ListPosition[], position: ListPosition): numb
 
 function keyOf(owner: string, key: string): string {
   return `${owner.length}:${owner}:${key}`;
+}
+
+/** Freezes a plain JSON-like value and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
 }
