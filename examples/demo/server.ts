@@ -30,6 +30,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     tools: DEMO_POLICIES,
     store: options.store ?? process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db',
     logger,
+    metrics: true,
   });
   if (options.stdio) {
     await tasks
@@ -40,6 +41,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   const http = await serveHttp(tasks, createDemoServer, {
     port: options.port ?? 3000,
     host: options.host ?? '127.0.0.1',
+    metricsPath: '/metrics',
   });
   return {
     tasks,

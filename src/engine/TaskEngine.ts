@@ -40,6 +40,12 @@ export interface EngineLogger {
 
 const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
 
+/** What happened to a task, for metrics and audit hooks. */
+export type TaskLifecycleEvent =
+  | { type: 'created' | 'deleted'; task: TaskRecord }
+  | { type: 'finished'; task: TaskRecord }
+  | { type: 'recovered'; task: TaskRecord; action: 'rerun' | 'fail' };
+
 /** Documented limits and their defaults (see docs/limits.md). */
 export interface EngineLimits {
   /** Cap on any requested retention; `null` for no cap. Default 7 days. */
@@ -79,6 +85,8 @@ export interface TaskEngineOptions {
   cursorTtlMs?: number;
   recoveryPolicy?: RecoveryPolicy;
   logger?: EngineLogger;
+  /** Called after each lifecycle change is stored (creation, every terminal status, deletion, recovery). */
+  onLifecycle?: (event: TaskLifecycleEvent) => void;
 }
 
 export interface CreateTaskInput {
@@ -111,6 +119,7 @@ export class TaskEngine implements EngineHandle {
   readonly leaseMs: number;
   private executor: Executor | undefined;
   private readonly logger: EngineLogger;
+  private readonly onLifecycle: ((event: TaskLifecycleEvent) => void) | undefined;
   private readonly recoveryPolicy: RecoveryPolicy;
   private readonly sweepIntervalMs: number;
   private readonly recoveryIntervalMs: number;
@@ -132,6 +141,7 @@ export class TaskEngine implements EngineHandle {
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
     this.recoveryPolicy = options.recoveryPolicy ?? defaultRecoveryPolicy();
     this.logger = options.logger ?? silentLogger;
+    this.onLifecycle = options.onLifecycle;
   }
 
   /** Sets the executor after construction (executors that need the engine are built after it). */
@@ -216,6 +226,7 @@ export class TaskEngine implements EngineHandle {
       return this.create(input);
     }
     this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
+    this.emit({ type: 'created', task: record });
     if (run && leases) await this.executor?.submit(record);
     return { task: record, created: true };
   }
@@ -264,6 +275,7 @@ export class TaskEngine implements EngineHandle {
       return this.toTerminal(record, 'cancelled', statusMessage);
     });
     this.logger.info({ taskId, owner: next.owner }, 'task cancelled');
+    this.emit({ type: 'finished', task: next });
     return next;
   }
 
@@ -273,6 +285,7 @@ export class TaskEngine implements EngineHandle {
     await this.guard(() => this.store.delete(record.taskId));
     await this.publish(taskId);
     this.logger.info({ taskId, owner: record.owner }, 'task deleted');
+    this.emit({ type: 'deleted', task: record });
   }
 
   /**
@@ -449,7 +462,10 @@ export class TaskEngine implements EngineHandle {
         const message = statusMessage ?? (status === 'failed' ? failureMessage(outcome) : undefined);
         return this.toTerminal(record, status, message);
       });
-      if (won) this.logger.info({ taskId, owner: next.owner, status: next.status }, 'task finished');
+      if (won) {
+        this.logger.info({ taskId, owner: next.owner, status: next.status }, 'task finished');
+        this.emit({ type: 'finished', task: next });
+      }
       return won;
     } catch (error) {
       if (error instanceof TaskNotFoundError) return false;
@@ -576,6 +592,8 @@ export class TaskEngine implements EngineHandle {
           return record;
         });
         if (!applied) continue;
+        this.emit({ type: 'recovered', task: next, action: decision.action });
+        if (decision.action === 'fail') this.emit({ type: 'finished', task: next });
         if (decision.action === 'fail') {
           counts.failed += 1;
           this.logger.warn({ taskId: next.taskId, owner: next.owner }, 'task failed after its runner stopped');
@@ -705,6 +723,14 @@ export class TaskEngine implements EngineHandle {
         return next;
       }
       if (attempt > 1000) throw new StoreUnavailableError(`Could not update task ${taskId}: too much contention`);
+    }
+  }
+
+  private emit(event: TaskLifecycleEvent): void {
+    try {
+      this.onLifecycle?.(event);
+    } catch (error) {
+      this.logger.warn({ taskId: event.task.taskId, error: String(error) }, 'lifecycle hook threw');
     }
   }
 

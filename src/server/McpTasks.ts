@@ -1,3 +1,5 @@
+import type { Registry } from 'prom-client';
+
 import {
   TaskEngine,
   type EngineLimits,
@@ -12,6 +14,7 @@ import { InProcessExecutor } from '../executors/index.js';
 import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork } from './createTaskWork.js';
+import { TaskMetrics } from './TaskMetrics.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
 import { warmModernLink } from './ModernInternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
@@ -45,6 +48,8 @@ export interface McpTasksOptions {
    * Default none: the task `_meta` on them is ignored and they are answered normally.
    */
   sep1686Requests?: Array<'resources/read' | 'prompts/get'>;
+  /** Prometheus metrics (see TaskMetrics): `true` for a registry of their own, or the registry to add them to. */
+  metrics?: boolean | { registry: Registry };
   /** Task operations per owner; `false` disables the limit. Default 50/s with bursts of 100. */
   rateLimit?: RateLimit | false;
   logger?: EngineLogger;
@@ -65,6 +70,8 @@ export class McpTasks implements ConnectionHost {
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
   readonly executor: Executor;
+  /** Present when the `metrics` option is set. */
+  readonly metrics: TaskMetrics | undefined;
   private readonly policies = new Map<string, ToolTaskPolicy>();
   private readonly connections = new Map<string, TaskConnection>();
   private readonly rate: RateLimiter | undefined;
@@ -81,10 +88,22 @@ export class McpTasks implements ConnectionHost {
     for (const [name, policy] of Object.entries(options.tools)) {
       this.policies.set(name, typeof policy === 'string' ? { taskSupport: policy } : policy);
     }
+    this.metrics = options.metrics
+      ? new TaskMetrics({
+          ...(typeof options.metrics === 'object' && { registry: options.metrics.registry }),
+          load: () => {
+            const executor = this.executor;
+            return executor instanceof InProcessExecutor
+              ? { running: executor.activeCount, waiting: executor.queuedCount }
+              : { running: 0, waiting: 0 };
+          },
+        })
+      : undefined;
     this.engine = new TaskEngine({
       ...options.engine,
       store,
       logger: this.logger,
+      ...(this.metrics && { onLifecycle: (event) => this.metrics?.observe(event) }),
       ...(options.limits && { limits: options.limits }),
     });
     const run = createTaskWork(options.server, { onProgress: (task, params) => this.forwardProgress(task, params) });
@@ -109,7 +128,12 @@ export class McpTasks implements ConnectionHost {
   }
 
   checkRate(owner: string): void {
-    this.rate?.take(owner);
+    try {
+      this.rate?.take(owner);
+    } catch (error) {
+      this.metrics?.refusedBy('rate');
+      throw error;
+    }
   }
 
   register(connection: TaskConnection): void {

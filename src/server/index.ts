@@ -11,3 +11,4 @@ export * from './TaskConnection.js';
 export type { ToolTaskPolicy, Caller } from '../dialects/index.js';
 export * from './stdio/guardStdin.js';
 export * from './worker/index.js';
+export * from './TaskMetrics.js';

@@ -14,6 +14,8 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   host?: string;
   /** Default /mcp. */
   path?: string;
+  /** Serves the runtime's Prometheus metrics here when it has them (`metrics` option), e.g. `/metrics`. */
+  metricsPath?: string;
 }
 
 export interface HttpServerHandle {
@@ -36,6 +38,13 @@ export async function serveHttp(
   const node = toNodeHandler(handler as never);
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (options.metricsPath !== undefined && url.pathname === options.metricsPath && tasks.metrics) {
+      tasks.metrics.text().then(
+        (text) => res.writeHead(200, { 'content-type': tasks.metrics?.registry.contentType ?? 'text/plain' }).end(text),
+        () => res.writeHead(500).end(),
+      );
+      return;
+    }
     if (url.pathname !== path) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
       return;
