@@ -117,7 +117,11 @@ export class TaskConnection implements TransportLike {
 
   async start(): Promise<void> {
     this.inner.onmessage = (message, extra) => this.inbound(message, extra);
-    this.inner.onclose = () => this.handleClose();
+    const previousOnclose = this.inner.onclose;
+    this.inner.onclose = () => {
+      previousOnclose?.();
+      this.handleClose();
+    };
     this.inner.onerror = (error) => this.onerror?.(error);
     this.host.register(this);
     await this.inner.start();

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 
 import { ErrorCodes, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
+import { MemoryEventStore } from './MemoryEventStore.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 
@@ -25,6 +26,8 @@ export interface TasksHttpHandlerOptions {
   authenticate?: (
     request: Request,
   ) => Promise<AuthInfoLike | undefined | Response> | AuthInfoLike | undefined | Response;
+  /** A 2025-era session without requests for this long is closed (its tasks go on). Default 30 minutes. */
+  sessionIdleMs?: number;
 }
 
 export interface TasksHttpHandler {
@@ -47,7 +50,21 @@ export function createTasksHttpHandler(
   options: TasksHttpHandlerOptions = {},
 ): TasksHttpHandler {
   const attached = tasks.wrapFactory(factory);
-  const sessions = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; seen: number }>();
+  const idleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+  // Clients that vanish without DELETE would otherwise keep their session (and its event store) forever.
+  const sweeper = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, session] of sessions) {
+        if (session.seen >= cutoff) continue;
+        sessions.delete(id);
+        void session.transport.close().catch(() => {});
+      }
+    },
+    Math.min(60_000, Math.max(1000, idleMs / 2)),
+  );
+  sweeper.unref();
   const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
   const allowed = options.allowedHostnames ?? LOCALHOST;
 
@@ -58,17 +75,21 @@ export function createTasksHttpHandler(
       ...(body !== undefined && { parsedBody: body }),
     };
     if (sessionId) {
-      const transport = sessions.get(sessionId);
-      if (!transport) return jsonRpcError(404, -32001, 'Session not found');
-      return transport.handleRequest(request, handleOptions);
+      const session = sessions.get(sessionId);
+      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      session.seen = Date.now();
+      return session.transport.handleRequest(request, handleOptions);
     }
     const opensSession = isInitialize(body);
     const transport = new WebStandardStreamableHTTPServerTransport({
       ...(opensSession
         ? {
             sessionIdGenerator: () => randomUUID(),
-            onsessioninitialized: (id: string) => void sessions.set(id, transport),
+            onsessioninitialized: (id: string) => void sessions.set(id, { transport, seen: Date.now() }),
             onsessionclosed: (id: string) => void sessions.delete(id),
+            // A dropped stream (a long tasks/result) can be resumed with Last-Event-ID instead of losing its answer.
+            eventStore: new MemoryEventStore(),
+            retryInterval: 1000,
           }
         : { sessionIdGenerator: undefined }),
     });
@@ -139,7 +160,8 @@ export function createTasksHttpHandler(
       });
     },
     async close() {
-      await Promise.allSettled([...sessions.values()].map((transport) => transport.close()));
+      clearInterval(sweeper);
+      await Promise.allSettled([...sessions.values()].map(({ transport }) => transport.close()));
       sessions.clear();
       await modern.close();
     },
