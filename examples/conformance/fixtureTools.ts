@@ -132,6 +132,35 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
       return text(`Hello ${answer.name}, your task is complete.`);
     },
   },
+  staged_deploy: {
+    description: 'Builds (a while), then asks for approval (multi-round-trip) and deploys; the build is not redone.',
+    inputSchema: object({ service: { type: 'string' } }, ['service']),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200, inputStyle: 'multiRoundTrip', retrySafe: true },
+    run: async (args, ctx) => {
+      const service = String(args['service']);
+      // The request state says what earlier rounds did, so nothing has to stay in memory between them.
+      const state = ctx.mcpReq.requestState<{ tool?: string; build?: string }>();
+      const approval = acceptedContent(ctx.mcpReq.inputResponses, 'approve', z.object({ approve: z.boolean() }));
+      if (state?.tool !== 'staged_deploy' || approval === undefined) {
+        const build = state?.build ?? `build-${service}-${process.pid}`;
+        if (state?.build === undefined) await sleep(600, ctx.mcpReq.signal);
+        return inputRequired({
+          inputRequests: {
+            approve: inputRequired.elicit({
+              message: `Deploy ${build}?`,
+              requestedSchema: object({ approve: { type: 'boolean' } }, ['approve']) as never,
+            }),
+          },
+          requestState: await fixtureRequestState.mint({ tool: 'staged_deploy', build }),
+        });
+      }
+      return text(
+        approval.approve
+          ? `Deployed ${state.build} (deployer pid ${process.pid})`
+          : `Deployment of ${state.build} declined`,
+      );
+    },
+  },
   generate_report: {
     description: 'Builds a report page by page (task only).',
     inputSchema: object({ pages: { type: 'number', minimum: 1 } }),
