@@ -98,6 +98,24 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.replace({ ...makeRecord(), version: 2 }, 1)).toBe(false);
     });
 
+    it('keeps a lease renewed between a read and a compare-and-set write by the same runner', async () => {
+      const now = Date.now();
+      const record = makeRecord({ runner: 'r1', leaseUntil: now + 1000 });
+      await store.insert(record);
+      const read = (await store.get(record.taskId)) as TaskRecord;
+      await store.renewLeases('r1', now + 5000);
+      expect(await store.replace({ ...read, statusMessage: 'halfway', version: 2 }, 1)).toBe(true);
+      const renewed = (await store.get(record.taskId)) as TaskRecord;
+      expect(renewed.leaseUntil).toBe(now + 5000);
+      expect(renewed.statusMessage).toBe('halfway');
+      // Another runner's claim brings its own lease; ending the task drops it.
+      expect(await store.replace({ ...renewed, runner: 'r2', leaseUntil: now + 3000, version: 3 }, 2)).toBe(true);
+      expect((await store.get(record.taskId))?.leaseUntil).toBe(now + 3000);
+      const { runner: _runner, leaseUntil: _lease, ...ended } = renewed;
+      expect(await store.replace({ ...ended, status: 'completed', version: 4 }, 3)).toBe(true);
+      expect((await store.get(record.taskId))?.leaseUntil).toBeUndefined();
+    });
+
     it('lets exactly one of many concurrent writers win a compare-and-set', async () => {
       const record = makeRecord();
       await store.insert(record);

@@ -79,7 +79,13 @@ export class MemoryStore implements TaskStore {
   async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
     const current = this.tasks.get(next.taskId);
     if (!current || current.version !== expectedVersion) return false;
-    this.write(next);
+    // A lease renewed since the writer read the task is kept when the runner stays the same.
+    const renewed =
+      next.runner === current.runner &&
+      next.leaseUntil !== undefined &&
+      current.leaseUntil !== undefined &&
+      current.leaseUntil > next.leaseUntil;
+    this.write(renewed ? { ...next, leaseUntil: current.leaseUntil } : next);
     return true;
   }
 

@@ -135,7 +135,11 @@ export class PostgresStore implements TaskStore {
     // writer blocked on the row re-checks `version` after the winner commits, so only one matches.
     // owner, created_at and idempotency_key never change after insert, like the indexes built on them.
     const result = await this.query(
-      `UPDATE ${this.names.tasks} SET status = $3, expires_at = $4, runner = $5, lease_until = $6, version = $7, data = $8
+      // A lease renewed since the writer read the task is kept when the runner stays the same.
+      `UPDATE ${this.names.tasks} SET status = $3, expires_at = $4, runner = $5,
+         lease_until = CASE WHEN runner IS NOT DISTINCT FROM $5::text AND $6::bigint IS NOT NULL AND lease_until > $6::bigint
+                            THEN lease_until ELSE $6::bigint END,
+         version = $7, data = $8
        WHERE task_id = $1 AND version = $2`,
       [
         next.taskId,

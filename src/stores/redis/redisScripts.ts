@@ -85,10 +85,13 @@ return {'ok'}
 /** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix. */
 export const REPLACE = `${APPLY}
 local tkey = KEYS[1]
-local cur = redis.call('HMGET', tkey, 'v', 'x')
+local cur = redis.call('HMGET', tkey, 'v', 'x', 'r', 'l')
 if cur[1] ~= ARGV[1] then return 0 end
+local lease = ARGV[6]
+-- A lease renewed since the writer read the task is kept when the runner stays the same.
+if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
 redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
-apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
 return 1
 `;
 

@@ -169,7 +169,10 @@ export class SqliteStore implements TaskStore {
       get: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE task_id = ?'),
       byKey: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE owner = ? AND idempotency_key = ?'),
       replace: db.prepare(
-        `UPDATE mcp_tasks SET status = @status, expires_at = @expires_at, runner = @runner, lease_until = @lease_until,
+        // A lease renewed since the writer read the task is kept when the runner stays the same.
+        `UPDATE mcp_tasks SET status = @status, expires_at = @expires_at, runner = @runner,
+           lease_until = CASE WHEN runner IS @runner AND @lease_until IS NOT NULL AND lease_until > @lease_until
+                              THEN lease_until ELSE @lease_until END,
            version = @version, data = @data
          WHERE task_id = @task_id AND version = @expected`,
       ),
