@@ -126,6 +126,7 @@ export class TaskEngine implements EngineHandle {
   private readonly recheckIntervalMs: number;
   private readonly cursorTtlMs: number;
   private cursors: CursorCodec | undefined;
+  private readonly creating = new Map<string, Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
   private started = false;
 
@@ -171,6 +172,25 @@ export class TaskEngine implements EngineHandle {
 
   /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
   async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+    // One owner's creations run one at a time in this process, so the active-task limit is exact here (across
+    // processes sharing a store it can be exceeded by the creations racing at that moment).
+    const previous = this.creating.get(input.owner) ?? Promise.resolve();
+    const current = previous.then(
+      () => this.createNow(input),
+      () => this.createNow(input),
+    );
+    const settled = current.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.creating.set(input.owner, settled);
+    void settled.then(() => {
+      if (this.creating.get(input.owner) === settled) this.creating.delete(input.owner);
+    });
+    return current;
+  }
+
+  private async createNow(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
     const now = this.clock.now();
     if (input.idempotencyKey !== undefined) {
       const existing = await this.matchIdempotent(input, now);
@@ -223,7 +243,7 @@ export class TaskEngine implements EngineHandle {
         if (existing) return { task: existing, created: false };
       }
       // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
-      return this.create(input);
+      return this.createNow(input);
     }
     this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
     this.emit({ type: 'created', task: record });

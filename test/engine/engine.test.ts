@@ -255,6 +255,16 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       await expect(wait).rejects.toThrow('client went away');
     });
 
+    it('holds the active-task limit exactly when one owner creates many tasks at once', async () => {
+      const engine = await open({ limits: { maxActivePerOwner: 5 } });
+      const results = await Promise.allSettled(
+        Array.from({ length: 20 }, () => engine.create({ owner: 'o', request, dialect: 't' })),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+      expect(results.filter((r) => r.status === 'rejected' && r.reason instanceof TaskLimitError)).toHaveLength(15);
+      expect(await engine.store.countActive('o')).toBe(5);
+    });
+
     it('caps concurrent tasks per owner', async () => {
       const engine = await open({ limits: { maxActivePerOwner: 2 } });
       const a = (await engine.create({ owner: 'o', request, dialect: 't' })).task;
