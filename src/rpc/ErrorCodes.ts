@@ -5,6 +5,10 @@ export const ErrorCodes = {
   METHOD_NOT_FOUND: -32601,
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
+  /** A refusal by the HTTP transport (method, Origin, Host, media type, size), as the SDK's transports answer. */
+  TRANSPORT_REFUSED: -32000,
+  /** The `Mcp-Session-Id` names no open session. */
+  SESSION_NOT_FOUND: -32001,
   /** MCP 2026-07-28: an `Mcp-Method` / `Mcp-Name` header disagrees with the body. */
   HEADER_MISMATCH: -32020,
   /** MCP 2026-07-28: the request needs a client capability it did not declare. */

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 
 import { ErrorCodes, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
+import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { MemoryEventStore } from './MemoryEventStore.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
@@ -76,7 +77,7 @@ export function createTasksHttpHandler(
     };
     if (sessionId) {
       const session = sessions.get(sessionId);
-      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      if (!session) return jsonRpcErrorResponse(404, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
       session.seen = Date.now();
       return session.transport.handleRequest(request, handleOptions);
     }
@@ -105,6 +106,8 @@ export function createTasksHttpHandler(
     async fetch(request) {
       const rejected = hostHeaderValidationResponse(request, allowed);
       if (rejected) return rejected;
+      const unserved = unservedMethodResponse(request);
+      if (unserved) return unserved;
       const auth = await options.authenticate?.(request);
       if (auth instanceof Response) return auth;
       let body: unknown;
@@ -112,11 +115,11 @@ export function createTasksHttpHandler(
         // The body is read and checked once here, then handed on parsed: a malformed message gets the right
         // JSON-RPC error (and its id) instead of a generic parse error.
         const read = await readRequestBody(request);
-        if (read.tooLarge) return jsonRpcError(413, ErrorCodes.INVALID_REQUEST, 'Payload Too Large');
+        if (read.tooLarge) return jsonRpcErrorResponse(413, ErrorCodes.INVALID_REQUEST, 'Payload Too Large');
         try {
           body = JSON.parse(read.text);
         } catch {
-          return jsonRpcError(400, ErrorCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON');
+          return jsonRpcErrorResponse(400, ErrorCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON');
         }
         const invalid = (Array.isArray(body) ? body : [body]).map(validateMessage).find((error) => error !== undefined);
         if (invalid)
@@ -171,14 +174,29 @@ export function createTasksHttpHandler(
   };
 }
 
+/**
+ * Answers at once what the endpoint does not serve, instead of letting a transport hold the request open: GET (the
+ * standalone SSE stream) and DELETE only exist within a 2025-era session, so without one they are 405 like the SDK's
+ * stateless idiom; methods other than GET, POST and DELETE are 405 too.
+ */
+function unservedMethodResponse(request: Request): Response | undefined {
+  const method = request.method.toUpperCase();
+  if (method === 'POST') return undefined;
+  if (method !== 'GET' && method !== 'DELETE')
+    return jsonRpcErrorResponse(405, ErrorCodes.TRANSPORT_REFUSED, 'Method not allowed.', {
+      allow: 'GET, POST, DELETE',
+    });
+  if (!request.headers.has('mcp-session-id'))
+    return jsonRpcErrorResponse(
+      405,
+      ErrorCodes.TRANSPORT_REFUSED,
+      `Method not allowed: ${method} needs an Mcp-Session-Id (only sessions have a stream to open or close)`,
+      { allow: 'POST' },
+    );
+  return undefined;
+}
+
 function isInitialize(body: unknown): boolean {
   const messages = Array.isArray(body) ? body : [body];
   return messages.some((m) => m && typeof m === 'object' && (m as { method?: unknown }).method === 'initialize');
-}
-
-function jsonRpcError(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }), {
-    status,
-    headers: { 'content-type': 'application/json' },
-  });
 }

@@ -1,11 +1,14 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import { toWebRequest } from '@modelcontextprotocol/node';
 
+import { ErrorCodes } from '../../rpc/index.js';
+import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import type { McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { createTasksHttpHandler, type TasksHttpHandler, type TasksHttpHandlerOptions } from './TasksHttpHandler.js';
+import { writeNodeResponse } from './writeNodeResponse.js';
 
 export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   /** Default 3000; 0 picks a free port. */
@@ -16,6 +19,11 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   path?: string;
   /** Serves the runtime's Prometheus metrics here when it has them (`metrics` option), e.g. `/metrics`. */
   metricsPath?: string;
+  /**
+   * Bytes of a response the client has not read yet before the server cuts the connection (a client that never
+   * reads its stream). Default 8 MiB.
+   */
+  maxPendingBytes?: number;
 }
 
 export interface HttpServerHandle {
@@ -26,6 +34,8 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
+const DEFAULT_MAX_PENDING_BYTES = 8 * 1024 * 1024;
+
 /** Serves the tasks-enabled MCP server over Streamable HTTP on node:http. */
 export async function serveHttp(
   tasks: McpTasks,
@@ -35,24 +45,46 @@ export async function serveHttp(
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const handler = createTasksHttpHandler(tasks, factory, options);
-  const node = toNodeHandler(handler as never);
+  const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+
+  async function route(request: Request): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (options.metricsPath !== undefined && pathname === options.metricsPath && tasks.metrics) {
+      if (request.method !== 'GET')
+        return jsonRpcErrorResponse(405, ErrorCodes.TRANSPORT_REFUSED, 'Method not allowed.', { allow: 'GET' });
+      return new Response(await tasks.metrics.text(), {
+        headers: { 'content-type': tasks.metrics.registry.contentType },
+      });
+    }
+    if (pathname !== path) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain' } });
+    return handler.fetch(request);
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const abort = new AbortController();
+    res.once('close', () => abort.abort());
+    let response: Response;
+    try {
+      response = await route(await toWebRequest(req, undefined, { signal: abort.signal }));
+    } catch (error) {
+      if (error instanceof Error && error.name === 'RequestBodyTooLargeError')
+        response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
+      else {
+        tasks.logger.error({ error: String(error) }, 'HTTP request failed');
+        response = jsonRpcErrorResponse(500, ErrorCodes.INTERNAL_ERROR, 'Internal server error');
+      }
+    }
+    await writeNodeResponse(response, res, {
+      maxPendingBytes,
+      onSlowReader: () =>
+        tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut'),
+    });
+  }
+
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (options.metricsPath !== undefined && url.pathname === options.metricsPath && tasks.metrics) {
-      tasks.metrics.text().then(
-        (text) => res.writeHead(200, { 'content-type': tasks.metrics?.registry.contentType ?? 'text/plain' }).end(text),
-        () => res.writeHead(500).end(),
-      );
-      return;
-    }
-    if (url.pathname !== path) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found');
-      return;
-    }
-    node(req, res).catch((error: unknown) => {
+    serve(req, res).catch((error: unknown) => {
       tasks.logger.error({ error: String(error) }, 'HTTP request failed');
-      if (!res.headersSent) res.writeHead(500).end();
-      else res.end();
+      res.destroy();
     });
   });
   await new Promise<void>((resolve, reject) => {
