@@ -105,7 +105,11 @@ async function measure(engine: TaskEngine, label: string, workers: string): Prom
   };
 }
 
-const ENGINE = { sweepIntervalMs: 0, recoveryIntervalMs: 0, limits: { maxActivePerOwner: 100_000 } };
+const ENGINE = {
+  sweepIntervalMs: 0,
+  recoveryIntervalMs: 0,
+  limits: { maxActivePerOwner: 100_000, maxStoredPerOwner: 1_000_000 },
+};
 
 async function baseline(dir: string): Promise<Figures> {
   const engine = new TaskEngine({ ...ENGINE, store: new SqliteStore({ path: join(dir, 'baseline.db') }) });

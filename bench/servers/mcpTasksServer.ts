@@ -23,7 +23,7 @@ const tasks = await createMcpTasks({
   tools: { complete_at: { taskSupport: 'optional', pollIntervalMs: 1000 } },
   store: process.env['MCP_TASKS_STORE'] ?? 'memory',
   rateLimit: false,
-  limits: { maxActivePerOwner: 1_000_000 },
+  limits: { maxActivePerOwner: 1_000_000, maxStoredPerOwner: 1_000_000 },
 });
 const http = await serveHttp(tasks, createServer, { port: 0 });
 console.log(`listening on ${http.url}`);

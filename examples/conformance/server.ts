@@ -17,6 +17,7 @@ const rate = process.env['MCP_TASKS_RATE_LIMIT']?.split(':').map(Number);
 const limits = {
   ...(env('MCP_TASKS_MAX_TTL_MS') !== undefined && { maxTtlMs: env('MCP_TASKS_MAX_TTL_MS') as number }),
   ...(env('MCP_TASKS_MAX_ACTIVE') !== undefined && { maxActivePerOwner: env('MCP_TASKS_MAX_ACTIVE') as number }),
+  ...(env('MCP_TASKS_MAX_STORED') !== undefined && { maxStoredPerOwner: env('MCP_TASKS_MAX_STORED') as number }),
   ...(env('MCP_TASKS_LIST_PAGE_SIZE') !== undefined && { listPageSize: env('MCP_TASKS_LIST_PAGE_SIZE') as number }),
 };
 // MCP_TASKS_EXECUTOR=queue: tasks run in fixture workers (`npm run worker:conformance`) through BullMQ on REDIS_URL.

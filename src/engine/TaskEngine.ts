@@ -26,7 +26,7 @@ import type {
   TaskRequest,
 } from './TaskRecord.js';
 import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
-import type { TaskStore } from './TaskStore.js';
+import type { InsertResult, OwnerLimitKind, OwnerLimits, TaskStore } from './TaskStore.js';
 
 /** Reads and writes are scoped to an owner; `ANY_OWNER` is for callers whose capability is the task id itself. */
 export const ANY_OWNER = Symbol('any-owner');
@@ -54,8 +54,10 @@ export interface EngineLimits {
   defaultTtlMs: number;
   /** Smallest retention granted. Default 1 second. */
   minTtlMs: number;
-  /** Non-terminal tasks one owner may hold at once. Default 100. */
+  /** Non-terminal tasks one owner may hold at once, enforced atomically by the store. Default 100. */
   maxActivePerOwner: number;
+  /** Stored tasks (finished ones included) one owner may hold, enforced atomically by the store. Default 10,000. */
+  maxStoredPerOwner: number;
   /** Page size of list. Default 50. */
   listPageSize: number;
 }
@@ -65,6 +67,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   defaultTtlMs: 24 * 60 * 60 * 1000,
   minTtlMs: 1000,
   maxActivePerOwner: 100,
+  maxStoredPerOwner: 10_000,
   listPageSize: 50,
 };
 
@@ -172,8 +175,8 @@ export class TaskEngine implements EngineHandle {
 
   /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
   async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
-    // One owner's creations run one at a time in this process, so the active-task limit is exact here (across
-    // processes sharing a store it can be exceeded by the creations racing at that moment).
+    // One owner's creations run one at a time in this process, so racing creations do not queue work for tasks the
+    // store then refuses; the store enforces the per-owner caps atomically across processes.
     const previous = this.creating.get(input.owner) ?? Promise.resolve();
     const current = previous.then(
       () => this.createNow(input),
@@ -195,13 +198,6 @@ export class TaskEngine implements EngineHandle {
     if (input.idempotencyKey !== undefined) {
       const existing = await this.matchIdempotent(input, now);
       if (existing) return { task: existing, created: false };
-    }
-    const active = await this.guard(() => this.store.countActive(input.owner));
-    if (active >= this.limits.maxActivePerOwner) {
-      throw new TaskLimitError(
-        'concurrent_tasks',
-        `Too many active tasks for this caller (limit ${this.limits.maxActivePerOwner}); wait for some to finish or cancel them`,
-      );
     }
     const retention = this.clampRetention(input.retention);
     const leases = this.executor?.leasesOnCreate ?? false;
@@ -233,10 +229,12 @@ export class TaskEngine implements EngineHandle {
       record.leaseUntil = now + this.leaseMs;
     }
     const run = (input.run ?? true) && this.executor !== undefined;
+    // A job queued for a task the store then refuses would be dropped by its worker; an early count avoids most.
+    if (run && !leases) await this.checkActive(input.owner);
     // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
     // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped.
     if (run && !leases) await this.guard(async () => this.executor?.submit(record));
-    const result = await this.guard(() => this.store.insert(record));
+    const result = await this.insertCapped(record);
     if (!result.inserted) {
       if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
         const existing = await this.matchIdempotent(input, now);
@@ -249,6 +247,39 @@ export class TaskEngine implements EngineHandle {
     this.emit({ type: 'created', task: record });
     if (run && leases) await this.executor?.submit(record);
     return { task: record, created: true };
+  }
+
+  /** Inserts under the per-owner caps (spec R70); a stored-task refusal first sweeps expired tasks once. */
+  private async insertCapped(record: TaskRecord): Promise<Exclude<InsertResult, { reason: 'limit' }>> {
+    const limits: OwnerLimits = {
+      maxActive: this.limits.maxActivePerOwner,
+      maxStored: this.limits.maxStoredPerOwner,
+    };
+    let result = await this.guard(() => this.store.insert(record, limits));
+    // Expired tasks count until they are swept: sweep now rather than refuse for tasks nobody can see any more.
+    if (!result.inserted && result.reason === 'limit' && result.limit === 'stored' && (await this.sweep()) > 0) {
+      result = await this.guard(() => this.store.insert(record, limits));
+    }
+    if (!result.inserted && result.reason === 'limit') throw this.limitError(result.limit);
+    return result;
+  }
+
+  private async checkActive(owner: string): Promise<void> {
+    const active = await this.guard(() => this.store.countActive(owner));
+    if (active >= this.limits.maxActivePerOwner) throw this.limitError('active');
+  }
+
+  private limitError(limit: OwnerLimitKind): TaskLimitError {
+    if (limit === 'active') {
+      return new TaskLimitError(
+        'concurrent_tasks',
+        `Too many active tasks for this caller (limit ${this.limits.maxActivePerOwner}); wait for some to finish or cancel them`,
+      );
+    }
+    return new TaskLimitError(
+      'stored_tasks',
+      `Too many stored tasks for this caller (limit ${this.limits.maxStoredPerOwner}, finished tasks included); wait for finished tasks to expire or delete them`,
+    );
   }
 
   /** A task visible to `scope`; foreign and missing tasks raise the same error. */

@@ -66,7 +66,7 @@ export class InvalidCursorError extends TaskError {
 export class TaskLimitError extends TaskError {
   readonly kind = 'limit';
   constructor(
-    readonly limit: 'concurrent_tasks' | 'rate',
+    readonly limit: 'concurrent_tasks' | 'stored_tasks' | 'rate',
     message: string,
   ) {
     super(message);

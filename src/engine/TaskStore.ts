@@ -10,7 +10,22 @@ export interface ListPosition {
 export type InsertResult =
   | { inserted: true }
   | { inserted: false; reason: 'duplicate_id' }
-  | { inserted: false; reason: 'duplicate_key'; existing: TaskRecord };
+  | { inserted: false; reason: 'duplicate_key'; existing: TaskRecord }
+  | { inserted: false; reason: 'limit'; limit: OwnerLimitKind };
+
+/** Which per-owner cap refused an insert: non-terminal tasks, or every stored task (finished ones included). */
+export type OwnerLimitKind = 'active' | 'stored';
+
+/**
+ * Per-owner caps an insert enforces atomically with itself, so processes sharing the store cannot exceed them by
+ * racing. A stored task counts until it is deleted or swept, so an expired task not swept yet still counts.
+ */
+export interface OwnerLimits {
+  /** Non-terminal tasks of the owner, the new one included, at most this many. */
+  maxActive?: number;
+  /** Stored tasks of the owner (any status), the new one included, at most this many. */
+  maxStored?: number;
+}
 
 /**
  * Persistence for task records. Implementations must make `insert` and `replace` durable before resolving,
@@ -22,7 +37,8 @@ export interface TaskStore {
   readonly events: TaskEventBus;
   init(): Promise<void>;
   close(): Promise<void>;
-  insert(record: TaskRecord): Promise<InsertResult>;
+  /** Stores a new (non-terminal) task unless its id or idempotency key is taken or an owner cap is reached. */
+  insert(record: TaskRecord, limits?: OwnerLimits): Promise<InsertResult>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined>;
   /** Writes `next` only if the stored version is `expectedVersion`. `next.version` is `expectedVersion + 1`. */

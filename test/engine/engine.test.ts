@@ -275,6 +275,23 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       await engine.create({ owner: 'o', request, dialect: 't' });
     });
 
+    it('caps stored tasks per owner, finished ones included, and sweeps expired ones before refusing', async () => {
+      const clock = new ManualClock();
+      const engine = await open({ clock, limits: { maxStoredPerOwner: 2, minTtlMs: 1 } });
+      const short = (await engine.create({ owner: 'o', request, dialect: 't', retention: { kind: 'ttl', ttlMs: 50 } }))
+        .task;
+      const long = (await engine.create({ owner: 'o', request, dialect: 't' })).task;
+      await engine.cancel('o', short.taskId);
+      await engine.cancel('o', long.taskId);
+      const refused = await engine.create({ owner: 'o', request, dialect: 't' }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(TaskLimitError);
+      expect((refused as TaskLimitError).limit).toBe('stored_tasks');
+      await engine.create({ owner: 'p', request, dialect: 't' });
+      clock.advance(51);
+      await engine.create({ owner: 'o', request, dialect: 't' });
+      expect(await engine.store.get(short.taskId)).toBeUndefined();
+    });
+
     it('fails tasks whose runner stopped renewing, by default, and re-runs retry-safe ones', async () => {
       const clock = new ManualClock();
       const submitted: TaskRecord[] = [];

@@ -178,6 +178,67 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.countActive('owner-a')).toBe(2);
     });
 
+    it('refuses an insert past the owner’s active cap; a terminal transition or a deletion frees a slot', async () => {
+      const limits = { maxActive: 2 };
+      const first = makeRecord();
+      const second = makeRecord();
+      expect(await store.insert(first, limits)).toEqual({ inserted: true });
+      expect(await store.insert(second, limits)).toEqual({ inserted: true });
+      const third = makeRecord();
+      expect(await store.insert(third, limits)).toEqual({ inserted: false, reason: 'limit', limit: 'active' });
+      expect(await store.get(third.taskId)).toBeUndefined();
+      // Another owner has slots of its own.
+      expect(await store.insert(makeRecord({ owner: 'owner-b' }), limits)).toEqual({ inserted: true });
+      await store.replace({ ...first, status: 'completed', version: 2 }, 1);
+      expect(await store.insert(third, limits)).toEqual({ inserted: true });
+      expect(await store.insert(makeRecord(), limits)).toMatchObject({ reason: 'limit', limit: 'active' });
+      await store.delete(second.taskId);
+      expect(await store.insert(makeRecord(), limits)).toEqual({ inserted: true });
+    });
+
+    it('counts finished tasks against the owner’s stored cap until they are deleted or swept', async () => {
+      const now = Date.now();
+      const limits = { maxActive: 10, maxStored: 3 };
+      const done = makeRecord({ status: 'completed' });
+      const expired = makeRecord({ status: 'failed', expiresAt: now - 1 });
+      for (const r of [done, expired, makeRecord()]) expect(await store.insert(r, limits)).toEqual({ inserted: true });
+      expect(await store.insert(makeRecord(), limits)).toEqual({ inserted: false, reason: 'limit', limit: 'stored' });
+      expect(await store.insert(makeRecord({ owner: 'owner-b' }), limits)).toEqual({ inserted: true });
+      await store.delete(done.taskId);
+      expect(await store.insert(makeRecord(), limits)).toEqual({ inserted: true });
+      expect(await store.insert(makeRecord(), limits)).toMatchObject({ reason: 'limit', limit: 'stored' });
+      expect((await store.sweepExpired(now, 10)).map((r) => r.taskId)).toEqual([expired.taskId]);
+      expect(await store.insert(makeRecord(), limits)).toEqual({ inserted: true });
+    });
+
+    it('reports the holder of an idempotency key rather than a cap', async () => {
+      const held = makeRecord({ idempotencyKey: 'again' });
+      expect(await store.insert(held, { maxActive: 1 })).toEqual({ inserted: true });
+      const retry = makeRecord({ idempotencyKey: 'again' });
+      expect(await store.insert(retry, { maxActive: 1, maxStored: 1 })).toEqual({
+        inserted: false,
+        reason: 'duplicate_key',
+        existing: held,
+      });
+    });
+
+    it('keeps the owner caps exact among concurrent inserts through two instances', async () => {
+      const sibling = harness.sibling ? await harness.sibling(store) : store;
+      if (sibling !== store) opened.push(sibling);
+      const limits = { maxActive: 7, maxStored: 9 };
+      await store.insert(makeRecord({ status: 'completed' }), limits);
+      const results = await Promise.all(
+        Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? store : sibling).insert(makeRecord(), limits)),
+      );
+      expect(results.filter((r) => r.inserted)).toHaveLength(7);
+      expect(results.filter((r) => !r.inserted && r.reason === 'limit')).toHaveLength(33);
+      expect(await sibling.countActive('owner-a')).toBe(7);
+      const more = await Promise.all(
+        Array.from({ length: 10 }, () => store.insert(makeRecord({ status: 'completed' }), { maxStored: 9 })),
+      );
+      expect(more.filter((r) => r.inserted)).toHaveLength(1);
+    });
+
     it('sweeps expired tasks in bounded batches and leaves the rest', async () => {
       const now = Date.now();
       const expired = Array.from({ length: 7 }, (_, i) => makeRecord({ expiresAt: now - 1000 + i }));

@@ -5,6 +5,7 @@ import {
   isTerminal,
   type InsertResult,
   type ListPosition,
+  type OwnerLimits,
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
@@ -52,13 +53,18 @@ export class MemoryStore implements TaskStore {
     await this.events.close();
   }
 
-  async insert(record: TaskRecord): Promise<InsertResult> {
+  async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
     if (this.tasks.has(record.taskId)) return { inserted: false, reason: 'duplicate_id' };
     if (record.idempotencyKey !== undefined) {
       const holder = this.byKey.get(keyOf(record.owner, record.idempotencyKey));
       const existing = holder === undefined ? undefined : this.read(holder);
       if (existing) return { inserted: false, reason: 'duplicate_key', existing };
     }
+    // Nothing awaits between these checks and the write, so they are atomic with it.
+    if (limits.maxActive !== undefined && (this.activeByOwner.get(record.owner) ?? 0) >= limits.maxActive)
+      return { inserted: false, reason: 'limit', limit: 'active' };
+    if (limits.maxStored !== undefined && (this.byOwner.get(record.owner)?.length ?? 0) >= limits.maxStored)
+      return { inserted: false, reason: 'limit', limit: 'stored' };
     this.write(record);
     const positions = this.byOwner.get(record.owner) ?? [];
     positions.splice(insertionIndex(positions, record), 0, { createdAt: record.createdAt, taskId: record.taskId });

@@ -7,6 +7,7 @@ import {
   type EngineLogger,
   type InsertResult,
   type ListPosition,
+  type OwnerLimits,
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
@@ -106,7 +107,7 @@ export class RedisStore implements TaskStore {
     if (this.ownClient) await closeConnection(this.redis);
   }
 
-  async insert(record: TaskRecord): Promise<InsertResult> {
+  async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
     const k = this.keys;
     const entry = JSON.stringify([
       record.taskId,
@@ -121,9 +122,13 @@ export class RedisStore implements TaskStore {
       entry,
       ...this.mutable(record),
       k.prefix,
+      limits.maxActive ?? '',
+      limits.maxStored ?? '',
     ])) as Reply[];
     if (reply[0] === 'ok') return { inserted: true };
     if (reply[0] === 'id') return { inserted: false, reason: 'duplicate_id' };
+    if (reply[0] === 'limit')
+      return { inserted: false, reason: 'limit', limit: reply[1] === 'active' ? 'active' : 'stored' };
     return { inserted: false, reason: 'duplicate_key', existing: decode(reply[1] ?? null, reply[2] ?? null) };
   }
 

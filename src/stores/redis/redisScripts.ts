@@ -59,8 +59,9 @@ end
 `;
 
 /**
- * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix.
- * Returns {'ok'}, {'id'} or {'key', d, l}.
+ * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, maxActive|'',
+ * maxStored|''. Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'}: the owner caps are checked in
+ * the same script as the write, so they hold across processes.
  */
 export const INSERT = `${APPLY}
 local tkey = KEYS[1]
@@ -74,8 +75,10 @@ if type(kkey) == 'string' then
     local h = redis.call('HMGET', prefix .. 't:' .. holder, 'd', 'l')
     if h[1] then return {'key', h[1], h[2]} end
   end
-  redis.call('SET', kkey, ix[1])
 end
+if ARGV[10] ~= '' and redis.call('SCARD', ix[4]) >= tonumber(ARGV[10]) then return {'limit', 'active'} end
+if ARGV[11] ~= '' and redis.call('ZCARD', ix[2]) >= tonumber(ARGV[11]) then return {'limit', 'stored'} end
+if type(kkey) == 'string' then redis.call('SET', kkey, ix[1]) end
 redis.call('HSET', tkey, 'd', ARGV[1], 'v', ARGV[2], 'x', ARGV[3])
 redis.call('ZADD', ix[2], 0, ix[3])
 apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])

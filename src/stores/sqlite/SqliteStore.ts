@@ -8,6 +8,7 @@ import {
   LocalEventBus,
   type InsertResult,
   type ListPosition,
+  type OwnerLimits,
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
@@ -71,11 +72,18 @@ export class SqliteStore implements TaskStore {
     this.statements = undefined;
   }
 
-  async insert(record: TaskRecord): Promise<InsertResult> {
+  async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
     const s = this.stmts();
     try {
-      s.insert.run(columns(record));
-      return { inserted: true };
+      // IMMEDIATE takes the file's write lock before counting, so processes sharing the file count one at a time.
+      return this.database()
+        .transaction((): InsertResult => {
+          const refused = this.overLimit(record, limits);
+          if (refused) return refused;
+          s.insert.run(columns(record));
+          return { inserted: true };
+        })
+        .immediate();
     } catch (error) {
       if (!isConstraintError(error)) throw error;
       if (s.exists.get(record.taskId)) return { inserted: false, reason: 'duplicate_id' };
@@ -145,6 +153,22 @@ export class SqliteStore implements TaskStore {
     return (s.secret.get() as { value: Buffer }).value;
   }
 
+  /** The refusal when an owner cap is reached; an idempotent retry of a stored task is reported as such first. */
+  private overLimit(record: TaskRecord, limits: OwnerLimits): InsertResult | undefined {
+    const s = this.stmts();
+    const active =
+      limits.maxActive !== undefined && (s.countActive.get(record.owner) as { n: number }).n >= limits.maxActive;
+    const stored =
+      !active &&
+      limits.maxStored !== undefined &&
+      (s.countStored.get(record.owner) as { n: number }).n >= limits.maxStored;
+    if (!active && !stored) return undefined;
+    const existing =
+      record.idempotencyKey === undefined ? undefined : this.readKey(record.owner, record.idempotencyKey);
+    if (existing) return { inserted: false, reason: 'duplicate_key', existing };
+    return { inserted: false, reason: 'limit', limit: active ? 'active' : 'stored' };
+  }
+
   private readKey(owner: string, key: string): TaskRecord | undefined {
     return decode(this.stmts().byKey.get(owner, key) as Row | undefined);
   }
@@ -188,6 +212,7 @@ export class SqliteStore implements TaskStore {
          ORDER BY created_at DESC, task_id DESC LIMIT @limit`,
       ),
       countActive: db.prepare(`SELECT count(*) AS n FROM mcp_tasks WHERE owner = ? AND ${ACTIVE}`),
+      countStored: db.prepare('SELECT count(*) AS n FROM mcp_tasks WHERE owner = ?'),
       expired: db.prepare(
         `SELECT task_id, data, lease_until FROM mcp_tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
       ),
