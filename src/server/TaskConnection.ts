@@ -94,6 +94,11 @@ export class TaskConnection implements TransportLike {
     private readonly host: ConnectionHost,
   ) {}
 
+  /** Requests whose answer is still to be decorated (`initialize`, `tools/list`, `server/discover`). */
+  get pendingDecorations(): number {
+    return this.tracked.size;
+  }
+
   get sessionId(): string | undefined {
     return this.inner.sessionId;
   }
@@ -298,10 +303,12 @@ export class TaskConnection implements TransportLike {
   // ---- outbound --------------------------------------------------------------------------------------------------
 
   private outbound(message: JsonRpcMessage): JsonRpcMessage {
-    if (!isJsonRpcResponse(message) || message.id === null || !('result' in message)) return message;
+    if (!isJsonRpcResponse(message) || message.id === null) return message;
     const tracked = this.tracked.get(message.id);
     if (!tracked) return message;
+    // An error answer ends the request too: its entry goes, or every failed request would leave one behind.
     this.tracked.delete(message.id);
+    if (!('result' in message)) return message;
     if (tracked.method === 'server/discover') {
       // The extension is advertised on the 2026-07-28 wire, the legacy `tasks` capability never (TASKS-SPEC §3.7).
       const capabilities = isObject(message.result['capabilities']) ? message.result['capabilities'] : {};
