@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
 
 import { McpServer, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
@@ -63,8 +63,24 @@ const AMBIGUOUS: Record<string, string[]> = {
   jaguar: ['the animal', 'the car maker'],
 };
 
+/**
+ * The directory `path` names, resolved against `root` with symbolic links followed, or undefined when it is not
+ * inside `root` (or does not exist): a client can index only what the operator exposed.
+ */
+async function insideRoot(root: string, path: string): Promise<string | undefined> {
+  const [base, target] = await Promise.all([realpath(root), realpath(resolve(root, path)).catch(() => undefined)]);
+  if (target === undefined) return undefined;
+  return target === base || target.startsWith(base.endsWith(sep) ? base : base + sep) ? target : undefined;
+}
+
+export interface DemoToolsOptions {
+  /** `index_directory` reads only under this directory. Default: the working directory. */
+  root?: string;
+}
+
 /** The demo server: plain tool handlers written with the official SDK; mcp-tasks adds the tasks. */
-export function createDemoServer(): McpServer {
+export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
+  const indexRoot = resolve(options.root ?? process.cwd());
   const server = new McpServer({ name: 'mcp-tasks-demo', version: '0.1.0' });
 
   server.registerTool(
@@ -73,12 +89,14 @@ export function createDemoServer(): McpServer {
       description:
         'Hashes every file under a directory (SHA-256) and returns a content digest of the tree. Cancellable, reports progress.',
       inputSchema: z.object({
-        path: z.string().describe('Directory to index'),
+        path: z.string().describe("Directory to index, relative to the server's root (or absolute, inside it)"),
         delayMs: z.number().min(0).max(5000).optional().describe('Pause per file, to watch progress'),
       }),
     },
     async ({ path, delayMs }, ctx) => {
-      const root = resolve(path);
+      const root = await insideRoot(indexRoot, path);
+      if (root === undefined)
+        return { content: [{ type: 'text', text: `${path} is not a directory under ${indexRoot}` }], isError: true };
       if (!(await stat(root)).isDirectory())
         return { content: [{ type: 'text', text: `${root} is not a directory` }], isError: true };
       const signal = ctx.mcpReq.signal;

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { pino } from 'pino';
 
-import { createMcpTasks, guardStdin, serveHttp, type McpTasks } from '../../src/server/index.js';
+import { createMcpTasks, guardStdin, serveHttp, type BearerAuth, type McpTasks } from '../../src/server/index.js';
 import { createDemoServer, DEMO_POLICIES } from './demoTools.js';
 
 export interface DemoServerOptions {
@@ -13,6 +13,10 @@ export interface DemoServerOptions {
   stdio?: boolean;
   /** Store spec; default ./mcp-tasks.db (SQLite). */
   store?: string;
+  /** `index_directory` reads only under this directory. Default: MCP_TASKS_DEMO_ROOT, else the working directory. */
+  root?: string;
+  /** Bearer authentication for HTTP, e.g. `jwtAuth({...})`. Default: none (anonymous callers). */
+  auth?: BearerAuth;
 }
 
 export interface DemoServer {
@@ -25,8 +29,10 @@ export interface DemoServer {
 export async function startDemoServer(options: DemoServerOptions = {}): Promise<DemoServer> {
   // Logs go to stderr: on stdio, stdout is the protocol channel.
   const logger = pino({ level: process.env['LOG_LEVEL'] ?? 'info' }, pino.destination({ dest: 2, sync: true }));
+  const root = options.root ?? process.env['MCP_TASKS_DEMO_ROOT'] ?? process.cwd();
+  const server = () => createDemoServer({ root });
   const tasks = await createMcpTasks({
-    server: createDemoServer,
+    server,
     tools: DEMO_POLICIES,
     store: options.store ?? process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db',
     logger,
@@ -34,14 +40,15 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   });
   if (options.stdio) {
     await tasks
-      .attach(createDemoServer())
+      .attach(server())
       .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
     return { tasks, close: () => tasks.close() };
   }
-  const http = await serveHttp(tasks, createDemoServer, {
+  const http = await serveHttp(tasks, server, {
     port: options.port ?? 3000,
     host: options.host ?? '127.0.0.1',
     metricsPath: '/metrics',
+    ...options.auth,
   });
   return {
     tasks,

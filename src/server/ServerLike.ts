@@ -5,6 +5,8 @@ export interface AuthInfoLike {
   token?: string;
   clientId?: string;
   scopes?: string[];
+  /** When the token expires, in seconds since the epoch. */
+  expiresAt?: number;
   extra?: Record<string, unknown>;
 }
 

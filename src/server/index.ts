@@ -1,3 +1,4 @@
+export * from './auth/index.js';
 export * from './createStore.js';
 export * from './createTaskWork.js';
 export * from './http/serveHttp.js';

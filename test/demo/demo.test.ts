@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,13 @@ import { tempDir } from '../helpers/tmp.js';
 async function startDemo(): Promise<{ child: ChildProcess; url: string; banner: string }> {
   const dir = tempDir();
   const child = spawn(process.execPath, [join(ROOT, 'dist/examples/demo/server.js')], {
-    env: { ...process.env, PORT: '0', MCP_TASKS_STORE: join(dir, 'demo.db'), LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      MCP_TASKS_STORE: join(dir, 'demo.db'),
+      MCP_TASKS_DEMO_ROOT: tmpdir(),
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let banner = '';
@@ -78,6 +85,22 @@ describe('the demo server (npm start)', () => {
     await eventually(() =>
       peer.notifications.some((n) => n.method === 'notifications/progress' && n.params?.['progressToken'] === 'idx'),
     );
+  });
+
+  it('index_directory reads only under the root it was given', async () => {
+    const inside = tempDir();
+    writeFileSync(join(inside, 'a.txt'), 'alpha');
+    const relative = await peer.request('tools/call', {
+      name: 'index_directory',
+      arguments: { path: inside.slice(tmpdir().length + 1) },
+    });
+    expect(relative.result?.['structuredContent']).toMatchObject({ root: inside, files: 1 });
+    for (const path of [ROOT, '/etc', '..', `${inside}/../..`]) {
+      const outside = await peer.request('tools/call', { name: 'index_directory', arguments: { path } });
+      expect(outside.result?.['isError'], path).toBe(true);
+      expect(JSON.stringify(outside.result?.['content']), path).toContain(`is not a directory under ${tmpdir()}`);
+      expect(outside.result?.['structuredContent'], path).toBeUndefined();
+    }
   });
 
   it('index_directory stops when its task is cancelled', async () => {

@@ -2,8 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 import { toWebRequest } from '@modelcontextprotocol/node';
+import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 
 import { ErrorCodes } from '../../rpc/index.js';
+import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import type { McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
@@ -24,6 +26,8 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
    * reads its stream). Default 8 MiB.
    */
   maxPendingBytes?: number;
+  /** Serves the Protected Resource Metadata (RFC 9728) under /.well-known/oauth-protected-resource; `jwtAuth` sets it. */
+  protectedResource?: ProtectedResourceOptions;
 }
 
 export interface HttpServerHandle {
@@ -55,6 +59,14 @@ export async function serveHttp(
       return new Response(await tasks.metrics.text(), {
         headers: { 'content-type': tasks.metrics.registry.contentType },
       });
+    }
+    if (options.protectedResource && pathname.startsWith('/.well-known/')) {
+      const hostOk = validateHostHeader(
+        request.headers.get('host'),
+        options.allowedHostnames ?? localhostAllowedHostnames(),
+      );
+      const metadata = hostOk.ok && protectedResourceMetadataResponse(options.protectedResource, request.url, path);
+      if (metadata) return metadata;
     }
     if (pathname !== path) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain' } });
     return handler.fetch(request);

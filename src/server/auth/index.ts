@@ -1,0 +1,3 @@
+export * from './bearerChallenge.js';
+export * from './jwtAuth.js';
+export * from './ProtectedResource.js';
