@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 
 import { systemClock, type Clock } from './Clock.js';
 import { CursorCodec } from './CursorCodec.js';
@@ -28,9 +28,15 @@ import type {
 import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
 import type { InsertResult, OwnerLimitKind, OwnerLimits, TaskStore } from './TaskStore.js';
 
-/** Reads and writes are scoped to an owner; `ANY_OWNER` is for callers whose capability is the task id itself. */
+/**
+ * Reads and writes are scoped to an owner; `ANY_OWNER` is for callers whose capability is the task id itself. It
+ * reaches only tasks created that way (`reachableById`), never an authenticated principal's (spec R63 R67).
+ */
 export const ANY_OWNER = Symbol('any-owner');
 export type OwnerScope = string | typeof ANY_OWNER;
+
+/** Owners that are authenticated principals start with this (records written before `reachableById` existed). */
+export const PRINCIPAL_OWNER_PREFIX = 'principal:';
 
 export interface EngineLogger {
   info(fields: Record<string, unknown>, message: string): void;
@@ -94,6 +100,8 @@ export interface TaskEngineOptions {
 
 export interface CreateTaskInput {
   owner: string;
+  /** Whether any caller holding the task id reaches the task (`ANY_OWNER`); only without authentication. Default false. */
+  reachableById?: boolean;
   request: TaskRequest;
   dialect: string;
   /** The requested retention; clamped to the limits, the actual value is on the returned task. */
@@ -204,6 +212,7 @@ export class TaskEngine implements EngineHandle {
     const record: TaskRecord = {
       taskId: randomUUID(),
       owner: input.owner,
+      reachableById: input.reachableById ?? false,
       status: 'working',
       createdAt: now,
       lastUpdatedAt: now,
@@ -681,7 +690,8 @@ export class TaskEngine implements EngineHandle {
 
   private visible(record: TaskRecord | undefined, scope: OwnerScope, lookup: string): TaskRecord {
     if (!record) throw new TaskNotFoundError(lookup);
-    if (scope !== ANY_OWNER && record.owner !== scope) throw new TaskNotFoundError(lookup);
+    // spec R63 R67: a foreign task is indistinguishable from a missing one.
+    if (!(scope === ANY_OWNER ? isReachableById(record) : record.owner === scope)) throw new TaskNotFoundError(lookup);
     if (this.isExpired(record, this.clock.now())) throw new TaskExpiredError(lookup);
     return record;
   }
@@ -720,8 +730,9 @@ export class TaskEngine implements EngineHandle {
     if (isTerminal(record.status)) throw new TaskTerminalError(record.taskId, record.status);
     const now = this.clock.now();
     const keys = requests.map((request) => {
-      // spec E10: keys come from a per-task counter, so they are never reused.
-      const key = `input-${record.nextInputSeq++}`;
+      // spec E10: a per-task counter keeps keys unique; the random part makes them unguessable, so knowing a task id
+      // is not enough to answer its questions on the wire.
+      const key = `input-${record.nextInputSeq++}-${randomBytes(16).toString('hex')}`;
       const pending: PendingInput = { method: request.method, createdAt: now };
       if (request.params !== undefined) pending.params = request.params;
       record.inputRequests[key] = pending;
@@ -841,4 +852,8 @@ function failureMessage(outcome: TaskOutcome): string {
     if (text) return `The tool reported an error: ${text.slice(0, 500)}`;
   }
   return 'The tool reported an error';
+}
+
+function isReachableById(record: TaskRecord): boolean {
+  return record.reachableById ?? !record.owner.startsWith(PRINCIPAL_OWNER_PREFIX);
 }

@@ -45,6 +45,8 @@ export interface TaskRecord {
   taskId: string;
   /** The owner scope: the principal, or the session when no principal exists. */
   owner: string;
+  /** Created without authentication: the task id is the capability (spec R64). Absent on records of older versions. */
+  reachableById?: boolean;
   status: TaskStatus;
   statusMessage?: string;
   createdAt: number;

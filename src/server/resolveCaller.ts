@@ -1,4 +1,4 @@
-import { ANY_OWNER } from '../engine/index.js';
+import { ANY_OWNER, PRINCIPAL_OWNER_PREFIX } from '../engine/index.js';
 import type { Caller } from '../dialects/index.js';
 import type { AuthInfoLike } from './ServerLike.js';
 
@@ -18,7 +18,7 @@ export function resolveCaller(
 ): Caller {
   const subject = typeof authInfo?.extra?.['sub'] === 'string' ? authInfo.extra['sub'] : undefined;
   if (authInfo && (authInfo.clientId || subject)) {
-    const owner = `principal:${JSON.stringify([authInfo.clientId ?? null, subject ?? null])}`;
+    const owner = `${PRINCIPAL_OWNER_PREFIX}${JSON.stringify([authInfo.clientId ?? null, subject ?? null])}`;
     return { owner, scope: owner, listable: true, authenticated: true };
   }
   if (sessionKey !== undefined) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-import { ANY_OWNER, INTERRUPTED_MESSAGE, TaskEngine } from '../../src/engine/index.js';
+import { INTERRUPTED_MESSAGE, TaskEngine } from '../../src/engine/index.js';
 import { SqliteStore } from '../../src/stores/sqlite/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -49,7 +49,7 @@ describe('crash safety on SQLite', () => {
       await new Promise((resolve) => setTimeout(resolve, 600));
       await engine.recover();
       for (const taskId of acknowledged) {
-        const task = await engine.get(ANY_OWNER, taskId);
+        const task = await engine.get('burst', taskId);
         expect(task.status).toBe('failed');
         expect(task.statusMessage).toBe(INTERRUPTED_MESSAGE);
       }

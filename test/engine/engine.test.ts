@@ -48,8 +48,26 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       await expect(engine.delete('mallory', task.taskId)).rejects.toBeInstanceOf(TaskNotFoundError);
       await expect(engine.answerInput('mallory', task.taskId, {})).rejects.toBeInstanceOf(TaskNotFoundError);
       expect((await engine.list('mallory')).tasks).toEqual([]);
-      // The id itself is the capability when the caller cannot be identified.
-      expect((await engine.get(ANY_OWNER, task.taskId)).taskId).toBe(task.taskId);
+      // Only a task created without authentication is reachable by its id alone.
+      await expect(engine.get(ANY_OWNER, task.taskId)).rejects.toBeInstanceOf(TaskNotFoundError);
+      await expect(engine.answerInput(ANY_OWNER, task.taskId, {})).rejects.toBeInstanceOf(TaskNotFoundError);
+      const reachable = (await engine.create({ owner: 'session:1', reachableById: true, request, dialect: 'test' }))
+        .task;
+      expect((await engine.get(ANY_OWNER, reachable.taskId)).taskId).toBe(reachable.taskId);
+      // Another named owner still does not reach it: the capability is for callers that cannot be identified.
+      await expect(engine.get('alice', reachable.taskId)).rejects.toBeInstanceOf(TaskNotFoundError);
+    });
+
+    it('reads records of older versions by their owner: a principal’s are never reachable by id', async () => {
+      const engine = await open();
+      const { task } = await engine.create({ owner: 'principal:["a",null]', request, dialect: 'test' });
+      const { task: anonymous } = await engine.create({ owner: 'session:s', request, dialect: 'test' });
+      for (const record of [task, anonymous]) {
+        const { reachableById: _dropped, ...older }: TaskRecord = record;
+        expect(await engine.store.replace({ ...older, version: record.version + 1 }, record.version)).toBe(true);
+      }
+      await expect(engine.get(ANY_OWNER, task.taskId)).rejects.toBeInstanceOf(TaskNotFoundError);
+      expect((await engine.get(ANY_OWNER, anonymous.taskId)).taskId).toBe(anonymous.taskId);
     });
 
     it('clamps requested retention to the limits and reports the actual value', async () => {

@@ -12,6 +12,7 @@ import {
   answerError,
   deliverInputs,
   listPage,
+  ownedBy,
   requireTaskId,
   type DialectAnswer,
   type DialectContext,
@@ -72,7 +73,7 @@ export class CoreDialect {
     const progressToken = meta?.['progressToken'];
     try {
       const { task: record } = await ctx.engine.create({
-        owner: ctx.caller.owner,
+        ...ownedBy(ctx.caller),
         request: { method: 'tools/call', params: callParams },
         dialect: CORE_DIALECT,
         ...(requestedTtl !== undefined && { retention: { kind: 'ttl' as const, ttlMs: requestedTtl } }),

@@ -8,7 +8,7 @@ import {
   type JsonRpcRequest,
   type TaskOperation,
 } from '../../rpc/index.js';
-import { answerError, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
+import { answerError, ownedBy, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
 import {
   declaresTasksExtension,
   envelopeCapabilities,
@@ -60,7 +60,7 @@ export class ExtDialect {
     let record: TaskRecord;
     try {
       ({ task: record } = await ctx.engine.create({
-        owner: ctx.caller.owner,
+        ...ownedBy(ctx.caller),
         request: { method: 'tools/call', params: callParams },
         dialect: EXT_DIALECT,
         ...(policy?.ttlMs !== undefined && { retention: { kind: 'ttl' as const, ttlMs: policy.ttlMs } }),

@@ -12,6 +12,7 @@ import {
   answerError,
   deliverInputs,
   listPage,
+  ownedBy,
   RequestCancelled,
   requireTaskId,
   type Caller,
@@ -100,7 +101,7 @@ export class SepDialect {
     let record: TaskRecord;
     try {
       const created = await ctx.engine.create({
-        owner: ctx.caller.owner,
+        ...ownedBy(ctx.caller),
         request: { method: request.method, params: { ...params, _meta: restMeta } },
         dialect: SEP_DIALECT,
         idempotencyKey: clientTaskId,
