@@ -78,6 +78,9 @@ export interface DemoToolsOptions {
   root?: string;
 }
 
+/** How the research tool words an unanswered question. */
+const UNANSWERED: Record<'decline' | 'cancel', string> = { decline: 'declined', cancel: 'cancelled' };
+
 /** The demo server: plain tool handlers written with the official SDK; mcp-tasks adds the tasks. */
 export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
   const indexRoot = resolve(options.root ?? process.cwd());
@@ -145,7 +148,9 @@ export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
         );
         if (answer.action !== 'accept')
           return {
-            content: [{ type: 'text', text: `Research on "${topic}" stopped: the question was ${answer.action}ed.` }],
+            content: [
+              { type: 'text', text: `Research on "${topic}" stopped: the question was ${UNANSWERED[answer.action]}.` },
+            ],
             isError: true,
           };
         subject = `${topic} (${String(answer.content?.['meaning'])})`;

@@ -145,6 +145,30 @@ describe('the demo server (npm start)', () => {
     }
   });
 
+  for (const [action, word] of [
+    ['decline', 'declined'],
+    ['cancel', 'cancelled'],
+  ] as const) {
+    it(`research says so in plain words when its question is ${word}`, async () => {
+      peer.onServerRequest = () => ({ action });
+      try {
+        const created = await peer.request('tools/call', {
+          name: 'research',
+          arguments: { topic: 'jaguar', depth: 1 },
+          task: {},
+        });
+        const taskId = (created.result?.['task'] as { taskId: string }).taskId;
+        const result = await peer.request('tasks/result', { taskId });
+        expect(result.result?.['content']).toEqual([
+          { type: 'text', text: `Research on "jaguar" stopped: the question was ${word}.` },
+        ]);
+        expect(result.result?.['isError']).toBe(true);
+      } finally {
+        peer.onServerRequest = undefined;
+      }
+    });
+  }
+
   it('run_test_suite only runs as a task; word_count answers at once', async () => {
     expect(
       (await peer.request('tools/call', { name: 'run_test_suite', arguments: { suite: 'unit', count: 3 } })).error
