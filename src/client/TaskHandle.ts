@@ -4,7 +4,7 @@ import type { DialectName } from './DialectName.js';
 import type { CancelAck, InputState, PollResult, StartResult, TaskDialect } from './dialects/TaskDialect.js';
 import type { PollSchedule } from './PollSchedule.js';
 import type { TaskClientError } from './TaskClientError.js';
-import { TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
+import { TaskConnectionError, TaskNotFoundError, TaskRpcError } from './TaskClientError.js';
 import { outcomeError, outcomeOf, type TaskOutcome, type TaskPayload } from './TaskOutcome.js';
 import { sameVisibleState, type TaskProgress, type TaskSnapshot } from './TaskSnapshot.js';
 import { isTerminalStatus } from './TaskStatus.js';
@@ -241,15 +241,36 @@ export class TaskHandle {
     try {
       this.cancelAck = await this.context.dialect.cancel(this.current.taskId as string, this.requestId);
     } catch (error) {
-      this.cancelling = undefined;
-      this.cancelPending = false;
-      this.publish(this.current);
-      throw toTaskClientError(error);
+      const failure = toTaskClientError(error);
+      const ack = await this.laxRefusal(failure);
+      if (ack === undefined) {
+        this.cancelling = undefined;
+        this.cancelPending = false;
+        this.publish(this.current);
+        throw failure;
+      }
+      this.cancelAck = ack;
     }
     this.cancelSent.abort();
     // The acknowledgement is not the final word: tasks/get is.
     this.wake();
     return this.outcome();
+  }
+
+  /**
+   * Lenient in what it accepts: a server that refuses the cancel of a finished task with some other error than
+   * spec R49's -32602 (often -32603) has still said the task is over; `tasks/get` shows whether it is, and then
+   * the refusal counts as R49's. Any other failure of the cancel stays an error.
+   */
+  private async laxRefusal(failure: TaskClientError): Promise<CancelAck | undefined> {
+    if (!(failure instanceof TaskRpcError) || failure instanceof TaskNotFoundError) return undefined;
+    try {
+      const poll = await this.context.dialect.get(this.current.taskId as string);
+      if (!isTerminalStatus(poll.snapshot.status)) return undefined;
+    } catch {
+      return undefined;
+    }
+    return { kind: 'rejected', error: failure.error };
   }
 
   private ensureDriving(): void {
