@@ -19,6 +19,12 @@ const limits = {
   ...(env('MCP_TASKS_MAX_ACTIVE') !== undefined && { maxActivePerOwner: env('MCP_TASKS_MAX_ACTIVE') as number }),
   ...(env('MCP_TASKS_MAX_STORED') !== undefined && { maxStoredPerOwner: env('MCP_TASKS_MAX_STORED') as number }),
   ...(env('MCP_TASKS_LIST_PAGE_SIZE') !== undefined && { listPageSize: env('MCP_TASKS_LIST_PAGE_SIZE') as number }),
+  ...(env('MCP_TASKS_MAX_ARGUMENTS_BYTES') !== undefined && {
+    maxArgumentsBytes: env('MCP_TASKS_MAX_ARGUMENTS_BYTES') as number,
+  }),
+  ...(env('MCP_TASKS_MAX_RESULT_BYTES') !== undefined && {
+    maxResultBytes: env('MCP_TASKS_MAX_RESULT_BYTES') as number,
+  }),
 };
 // MCP_TASKS_EXECUTOR=queue: tasks run in fixture workers (`npm run worker:conformance`) through BullMQ on REDIS_URL.
 const queued = process.env['MCP_TASKS_EXECUTOR'] === 'queue';

@@ -13,8 +13,10 @@ import {
   TaskLimitError,
   TaskNotFoundError,
   TaskTerminalError,
+  TaskTooLargeError,
   isTaskError,
 } from './TaskError.js';
+import { jsonBytes } from './jsonBytes.js';
 import type {
   InputAnswer,
   JsonRpcErrorObject,
@@ -66,6 +68,13 @@ export interface EngineLimits {
   maxStoredPerOwner: number;
   /** Page size of list. Default 50. */
   listPageSize: number;
+  /**
+   * Size cap (UTF-8 JSON bytes) of what a creation stores from the requestor: the request's params and the dialect's
+   * data about it (capabilities, answers sent along). Also caps each input answer. `null`: no cap. Default 1 MiB.
+   */
+  maxArgumentsBytes: number | null;
+  /** Size cap of a stored outcome (result or error); a larger one fails the task instead. `null`: no cap. Default 4 MiB. */
+  maxResultBytes: number | null;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -75,6 +84,8 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxActivePerOwner: 100,
   maxStoredPerOwner: 10_000,
   listPageSize: 50,
+  maxArgumentsBytes: 1024 * 1024,
+  maxResultBytes: 4 * 1024 * 1024,
 };
 
 export interface TaskEngineOptions {
@@ -183,6 +194,8 @@ export class TaskEngine implements EngineHandle {
 
   /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
   async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+    // Refused before anything is queued or stored, and before waiting behind the owner's other creations.
+    this.checkSize('arguments', { request: input.request, meta: input.meta ?? {} });
     // One owner's creations run one at a time in this process, so racing creations do not queue work for tasks the
     // store then refuses; the store enforces the per-owner caps atomically across processes.
     const previous = this.creating.get(input.owner) ?? Promise.resolve();
@@ -358,6 +371,7 @@ export class TaskEngine implements EngineHandle {
     answers: Record<string, InputAnswer>,
   ): Promise<{ accepted: string[] }> {
     await this.get(scope, taskId);
+    for (const answer of Object.values(answers)) this.checkSize('input', answer);
     let accepted: string[] = [];
     let resumed = false;
     const next = await this.mutate(taskId, (record) => {
@@ -511,6 +525,16 @@ export class TaskEngine implements EngineHandle {
    * task stays cancelled) or is gone.
    */
   async complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean> {
+    const max = this.limits.maxResultBytes;
+    const bytes = max === null ? 0 : jsonBytes(outcome);
+    if (max !== null && bytes > max) {
+      // An unbounded blob is never stored: the task fails with a message saying why, and the result is dropped.
+      const size = Number.isFinite(bytes) ? `${bytes} bytes` : 'too deeply nested to store';
+      const message = `The task's result is too large to store (${size}; the limit is ${max} bytes)`;
+      this.logger.warn({ taskId, bytes, maxBytes: max }, 'task result over the size cap');
+      outcome = { kind: 'error', error: { code: -32603, message, data: { limit: 'result_size', maxBytes: max } } };
+      statusMessage = message;
+    }
     try {
       let won = false;
       const next = await this.mutate(taskId, (record) => {
@@ -686,6 +710,13 @@ export class TaskEngine implements EngineHandle {
   private cursorCodec(): CursorCodec {
     if (!this.cursors) throw new StoreUnavailableError('The task engine has not been started');
     return this.cursors;
+  }
+
+  private checkSize(what: 'arguments' | 'input', value: unknown): void {
+    const max = this.limits.maxArgumentsBytes;
+    if (max === null) return;
+    const bytes = jsonBytes(value);
+    if (bytes > max) throw new TaskTooLargeError(what, bytes, max);
   }
 
   private visible(record: TaskRecord | undefined, scope: OwnerScope, lookup: string): TaskRecord {

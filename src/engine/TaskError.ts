@@ -73,6 +73,19 @@ export class TaskLimitError extends TaskError {
   }
 }
 
+/** Stored data over its size cap (see EngineLimits): the request's arguments, or an input answer. */
+export class TaskTooLargeError extends TaskError {
+  readonly kind = 'too_large';
+  constructor(
+    readonly what: 'arguments' | 'input',
+    readonly bytes: number,
+    readonly maxBytes: number,
+  ) {
+    const size = Number.isFinite(bytes) ? `${bytes} bytes` : 'too deeply nested to measure';
+    super(`${what === 'arguments' ? 'Arguments' : 'Input answer'} too large: ${size}, the limit is ${maxBytes} bytes`);
+  }
+}
+
 /** The executor could not accept the work (e.g. the job queue is unreachable); the task was not created. */
 export class ExecutorUnavailableError extends TaskError {
   readonly kind = 'executor_unavailable';

@@ -3,6 +3,7 @@ export * from './CursorCodec.js';
 export * from './executeTask.js';
 export * from './Executor.js';
 export * from './RecoveryPolicy.js';
+export * from './RunSlots.js';
 export * from './stableJson.js';
 export * from './TaskEngine.js';
 export * from './TaskError.js';

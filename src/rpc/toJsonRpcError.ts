@@ -8,6 +8,7 @@ import {
   TaskLimitError,
   TaskNotFoundError,
   TaskTerminalError,
+  TaskTooLargeError,
   type JsonRpcErrorObject,
 } from '../engine/index.js';
 import { ErrorCodes } from './ErrorCodes.js';
@@ -47,6 +48,13 @@ export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retri
   // spec R58
   if (error instanceof InvalidCursorError)
     return { code: ErrorCodes.INVALID_PARAMS, message: `${verb}: ${error.message}` };
+  if (error instanceof TaskTooLargeError) {
+    return {
+      code: ErrorCodes.INVALID_PARAMS,
+      message: `${verb}: ${error.message}`,
+      data: { limit: error.what === 'arguments' ? 'arguments_size' : 'input_size', maxBytes: error.maxBytes },
+    };
+  }
   if (error instanceof TaskLimitError) {
     return { code: ErrorCodes.INVALID_REQUEST, message: `${verb}: ${error.message}`, data: { limit: error.limit } };
   }

@@ -35,6 +35,11 @@ export interface McpTasksOptions {
   executor?: (engine: TaskEngine, work: TaskWork) => Executor;
   /** Tasks running at once in this process. Default 16. */
   concurrency?: number;
+  /**
+   * Of those, how many one owner may hold, so other owners' tasks find a free slot. Default: three quarters of
+   * `concurrency`. Per-tool limits are the tool policy's `concurrency`.
+   */
+  maxRunningPerOwner?: number;
   /** Limits (maximum ttl, default ttl, concurrent tasks per owner, list page size). See docs/limits.md. */
   limits?: Partial<EngineLimits>;
   /** Further engine settings (lease, sweep and recovery intervals, clock, recovery policy). */
@@ -109,7 +114,13 @@ export class McpTasks implements ConnectionHost {
     const run = createTaskWork(options.server, { onProgress: (task, params) => this.forwardProgress(task, params) });
     this.executor = options.executor
       ? options.executor(this.engine, run)
-      : new InProcessExecutor({ engine: this.engine, work: run, concurrency: options.concurrency ?? 16 });
+      : new InProcessExecutor({
+          engine: this.engine,
+          work: run,
+          concurrency: options.concurrency ?? 16,
+          ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
+          toolConcurrency: (name) => this.policies.get(name)?.concurrency,
+        });
     this.engine.setExecutor(this.executor);
   }
 

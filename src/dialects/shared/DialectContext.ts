@@ -34,6 +34,11 @@ export interface ToolTaskPolicy {
    * call becomes a task. Default 250 ms.
    */
   syncWindowMs?: number;
+  /**
+   * Tasks of this tool running at once, in this process (in-process executor) or across the deployment (queue
+   * workers given the same tool policies). Further tasks wait, `working`. Default: no limit besides the slots.
+   */
+  concurrency?: number;
 }
 
 /** Messages to the requestor. `related` ones travel with the request being handled (on HTTP: its SSE stream). */

@@ -1,12 +1,24 @@
 import { randomUUID } from 'node:crypto';
 
-import { executeTask, type EngineHandle, type Executor, type TaskRecord, type TaskWork } from '../../engine/index.js';
+import {
+  executeTask,
+  RunSlots,
+  type EngineHandle,
+  type Executor,
+  type TaskRecord,
+  type TaskWork,
+  type ToolConcurrency,
+} from '../../engine/index.js';
 
 export interface InProcessExecutorOptions {
   engine: EngineHandle;
   work: TaskWork;
-  /** Tasks running at once; further tasks wait in order. Default 16. */
+  /** Tasks running at once; further tasks wait, shared fairly across owners. Default 16. */
   concurrency?: number;
+  /** Slots one owner may hold at once. Default: three quarters of `concurrency` (at least 1). */
+  maxRunningPerOwner?: number;
+  /** Tasks of one tool running at once, by tool name (the tool policy's `concurrency`). */
+  toolConcurrency?: ToolConcurrency;
   runnerId?: string;
 }
 
@@ -17,17 +29,26 @@ export class ExecutorClosedError extends Error {
   }
 }
 
+type Waiting = Pick<TaskRecord, 'taskId' | 'owner' | 'request'>;
+
 /**
  * Runs tasks in this process with an AbortSignal each and a concurrency limit. It renews its leases while it holds
  * tasks, so if the process dies the engine's recovery notices within one lease.
+ *
+ * Slots are shared across owners: each owner has its own queue, a free slot goes to the waiting owner with the fewest
+ * running tasks (ties: the one served longest ago), and no owner holds more than `maxRunningPerOwner` slots, so one
+ * owner's backlog of long tasks never keeps another owner's task waiting for a slot. Within an owner tasks start in
+ * submission order, except that a task whose tool is at its concurrency limit lets the owner's next task pass.
  */
 export class InProcessExecutor implements Executor {
   readonly runnerId: string;
   readonly leasesOnCreate = true;
   private readonly engine: EngineHandle;
   private readonly work: TaskWork;
-  private readonly concurrency: number;
-  private readonly waiting: string[] = [];
+  private readonly slots: RunSlots;
+  /** Waiting tasks per owner; the map's order is the round-robin order (served owners move to the end). */
+  private readonly waiting = new Map<string, Waiting[]>();
+  private waitingCount = 0;
   private readonly running = new Map<string, AbortController>();
   private readonly finished = new Set<Promise<void>>();
   private leaseTimer: NodeJS.Timeout | undefined;
@@ -36,7 +57,11 @@ export class InProcessExecutor implements Executor {
   constructor(options: InProcessExecutorOptions) {
     this.engine = options.engine;
     this.work = options.work;
-    this.concurrency = Math.max(1, options.concurrency ?? 16);
+    this.slots = new RunSlots({
+      concurrency: options.concurrency ?? 16,
+      ...(options.maxRunningPerOwner !== undefined && { maxPerOwner: options.maxRunningPerOwner }),
+      ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
+    });
     this.runnerId = options.runnerId ?? `in-process:${randomUUID()}`;
   }
 
@@ -45,12 +70,16 @@ export class InProcessExecutor implements Executor {
   }
 
   get queuedCount(): number {
-    return this.waiting.length;
+    return this.waitingCount;
   }
 
   async submit(task: TaskRecord): Promise<void> {
     if (this.closed) throw new ExecutorClosedError();
-    this.waiting.push(task.taskId);
+    const queue = this.waiting.get(task.owner);
+    const entry: Waiting = { taskId: task.taskId, owner: task.owner, request: task.request };
+    if (queue) queue.push(entry);
+    else this.waiting.set(task.owner, [entry]);
+    this.waitingCount += 1;
     this.ensureLeaseTimer();
     this.pump();
   }
@@ -58,7 +87,8 @@ export class InProcessExecutor implements Executor {
   /** Aborts running work and stops; tasks it held are recovered by the engine once their leases lapse. */
   async close(): Promise<void> {
     this.closed = true;
-    this.waiting.length = 0;
+    this.waiting.clear();
+    this.waitingCount = 0;
     for (const controller of this.running.values()) controller.abort(new ExecutorClosedError());
     await Promise.allSettled([...this.finished]);
     if (this.leaseTimer) clearInterval(this.leaseTimer);
@@ -66,17 +96,42 @@ export class InProcessExecutor implements Executor {
   }
 
   private pump(): void {
-    while (!this.closed && this.running.size < this.concurrency && this.waiting.length > 0) {
-      const taskId = this.waiting.shift() as string;
+    for (let next = this.next(); next && !this.closed; next = this.next()) {
+      const task = next;
       const controller = new AbortController();
-      this.running.set(taskId, controller);
-      const done = this.run(taskId, controller).finally(() => {
-        this.running.delete(taskId);
+      this.slots.take(task);
+      this.running.set(task.taskId, controller);
+      const done = this.run(task.taskId, controller).finally(() => {
+        this.running.delete(task.taskId);
+        this.slots.release(task);
         this.finished.delete(done);
         this.pump();
       });
       this.finished.add(done);
     }
+  }
+
+  /** Takes the next task to start out of the queues, if a slot is free for one. */
+  private next(): Waiting | undefined {
+    if (this.closed || !this.slots.hasFree) return undefined;
+    let chosen: { owner: string; index: number } | undefined;
+    let fewest = Number.POSITIVE_INFINITY;
+    // Map order is least recently served first, so on a tie the earlier owner wins.
+    for (const [owner, queue] of this.waiting) {
+      const running = this.slots.runningFor(owner);
+      if (running >= fewest || running >= this.slots.maxPerOwner) continue;
+      const index = queue.findIndex((task) => this.slots.refusal(task) === undefined);
+      if (index < 0) continue;
+      chosen = { owner, index };
+      fewest = running;
+    }
+    if (!chosen) return undefined;
+    const queue = this.waiting.get(chosen.owner) as Waiting[];
+    const [task] = queue.splice(chosen.index, 1);
+    this.waiting.delete(chosen.owner);
+    if (queue.length > 0) this.waiting.set(chosen.owner, queue);
+    this.waitingCount -= 1;
+    return task;
   }
 
   private run(taskId: string, controller: AbortController): Promise<void> {
@@ -87,7 +142,7 @@ export class InProcessExecutor implements Executor {
     if (this.leaseTimer) return;
     this.leaseTimer = setInterval(
       () => {
-        if (this.running.size === 0 && this.waiting.length === 0) return;
+        if (this.running.size === 0 && this.waitingCount === 0) return;
         this.engine.renewLeases(this.runnerId).catch(() => {
           // A failed renewal is retried on the next tick; the lease is three ticks long.
         });

@@ -13,6 +13,7 @@ import {
   type TaskSuspension,
   type TaskWork,
   type TaskWorkContext,
+  type ToolConcurrency,
 } from '../../engine/index.js';
 import {
   DEFAULT_QUEUE_NAME,
@@ -21,6 +22,8 @@ import {
   type TaskJobData,
   type TaskJobResult,
 } from './queueJob.js';
+import { RunAdmission } from './RunAdmission.js';
+import { ToolSlots } from './ToolSlots.js';
 
 /** The engine a worker drives: the executor handle plus store reads (to decide whether a job's run is still due). */
 export interface QueueWorkerEngine extends EngineHandle {
@@ -39,6 +42,12 @@ export interface QueueWorkerOptions {
   prefix?: string;
   /** Tasks this worker runs at once; a tool awaiting an input answer holds its slot. Default 16. */
   concurrency?: number;
+  /** Of those, how many one owner may hold. Default: three quarters of `concurrency` (at least 1). */
+  maxRunningPerOwner?: number;
+  /** Tasks of one tool running at once across every worker of the queue, by tool name. */
+  toolConcurrency?: ToolConcurrency;
+  /** How long a job that may not start yet (owner share, tool limit) waits in the queue before it is tried again. Default 1 s. */
+  deferMs?: number;
   /** Stored as the runner of the tasks this worker runs. Default: host, pid and a random suffix. */
   runnerId?: string;
   /**
@@ -65,7 +74,11 @@ export class TaskRunAbortedError extends Error {
   }
 }
 
-type Claim = { kind: 'run'; task: TaskRecord } | { kind: 'skip'; reason: string } | { kind: 'requeue'; reason: string };
+type Claim =
+  | { kind: 'run'; task: TaskRecord }
+  | { kind: 'skip'; reason: string }
+  | { kind: 'requeue'; reason: string }
+  | { kind: 'defer'; reason: string };
 
 const silent: EngineLogger = { info() {}, warn() {}, error() {} };
 
@@ -92,6 +105,8 @@ export class QueueWorker {
   private readonly running = new Map<string, AbortController>();
   private readonly shutdownTimeoutMs: number;
   private readonly logger: EngineLogger;
+  private readonly admission: RunAdmission;
+  private readonly deferMs: number;
   private leaseTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private stopping = false;
@@ -104,16 +119,31 @@ export class QueueWorker {
     this.runnerId = options.runnerId ?? `queue-worker:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
     this.logger = options.logger ?? silent;
+    this.deferMs = options.deferMs ?? 1000;
+    const concurrency = Math.max(1, options.concurrency ?? 16);
     this.worker = new Worker<TaskJobData, TaskJobResult>(this.queueName, (job, token) => this.process(job, token), {
       connection: toConnectionOptions(options.connection),
       ...(options.prefix !== undefined && { prefix: options.prefix }),
       name: this.runnerId,
       autorun: false,
-      concurrency: Math.max(1, options.concurrency ?? 16),
+      concurrency,
       lockDuration: options.lockDurationMs ?? 30_000,
       stalledInterval: options.stalledIntervalMs ?? 30_000,
       maxStalledCount: options.maxStalledCount ?? 5,
     });
+    const toolSlots = new ToolSlots(
+      () => this.worker.getBackend().client,
+      `${options.prefix ?? 'bull'}:${this.queueName}`,
+      this.engine.leaseMs,
+    );
+    this.admission = new RunAdmission(
+      {
+        concurrency,
+        ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
+        ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
+      },
+      toolSlots,
+    );
     this.worker.on('error', (error: Error) => this.logger.warn({ error: String(error) }, 'task queue worker'));
     this.worker.on('failed', (job, error) => {
       if (job) void this.onJobFailed(job.data, error);
@@ -164,6 +194,12 @@ export class QueueWorker {
       this.logger.info({ taskId, attempt, runner: this.runnerId, reason: claim.reason }, 'task job skipped');
       return { taskId, attempt, outcome: 'skipped', reason: claim.reason };
     }
+    if (claim.kind === 'defer') {
+      // Fair sharing: the run waits in the queue (delayed, so other jobs pass it) rather than take a slot now.
+      this.logger.info({ taskId, attempt, reason: claim.reason }, 'task job deferred');
+      await job.moveToDelayed(Date.now() + this.deferMs, token);
+      throw new DelayedError();
+    }
     if (claim.kind === 'requeue') {
       // The run has not started: give the job back to the queue rather than drop it.
       this.logger.warn({ taskId, attempt, reason: claim.reason }, 'task job handed back to the queue');
@@ -183,14 +219,22 @@ export class QueueWorker {
         if (isTerminal(record.status)) return { kind: 'skip', reason: `the task is already ${record.status}` };
         if (this.engine.isExpired(record, Date.now())) return { kind: 'skip', reason: 'the task has expired' };
         if (this.running.has(taskId)) return { kind: 'skip', reason: 'this worker is already running the task' };
-        if (record.attempts >= attempt) {
-          // Our own claim whose reply was lost: only this worker would ever renew it, so run it.
-          if (record.runner === this.runnerId) return { kind: 'run', task: record };
-          // Started elsewhere: from the claim on the lease decides, and recovery queues the next run if needed.
+        // Our own claim whose reply was lost: only this worker would ever renew it, so run it.
+        const ours = record.attempts >= attempt;
+        // Started elsewhere: from the claim on the lease decides, and recovery queues the next run if needed.
+        if (ours && record.runner !== this.runnerId)
           return { kind: 'skip', reason: `run ${attempt} has already started` };
+        const refusal = await this.admission.admit(record);
+        if (refusal) return { kind: 'defer', reason: refusal };
+        if (ours) return { kind: 'run', task: record };
+        const task = await this.engine.markStarted(taskId, this.runnerId, attempt).catch(async (error: unknown) => {
+          await this.admission.release(taskId).catch(() => {});
+          throw error;
+        });
+        if (!task) {
+          await this.admission.release(taskId).catch(() => {});
+          return { kind: 'skip', reason: 'the task ended before it started' };
         }
-        const task = await this.engine.markStarted(taskId, this.runnerId, attempt);
-        if (!task) return { kind: 'skip', reason: 'the task ended before it started' };
         return { kind: 'run', task };
       } catch (error) {
         if (failures >= 4) return { kind: 'requeue', reason: `the task store is unavailable: ${String(error)}` };
@@ -246,6 +290,10 @@ export class QueueWorker {
     } finally {
       stopObserving();
       this.running.delete(taskId);
+      await this.admission.release(taskId).catch((error: unknown) => {
+        // The tool's run lapses with its lease.
+        this.logger.warn({ taskId, error: String(error) }, 'could not release a tool concurrency slot');
+      });
     }
   }
 
@@ -303,6 +351,9 @@ export class QueueWorker {
       this.logger.warn({ runner: this.runnerId, error: String(error) }, 'lease renewal failed');
     }
     for (const taskId of this.running.keys()) this.recheck(taskId);
+    await this.admission.renew().catch((error: unknown) => {
+      this.logger.warn({ runner: this.runnerId, error: String(error) }, 'tool concurrency renewal failed');
+    });
   }
 
   private handBackAll(): void {

@@ -2,6 +2,7 @@ import { TaskEngine, type EngineLogger, type TaskEngineOptions, type TaskStore }
 import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/index.js';
 import { createStore } from '../createStore.js';
 import { createTaskWork } from '../createTaskWork.js';
+import type { ToolTaskPolicy } from '../../dialects/index.js';
 import type { ServerFactory } from '../ServerLike.js';
 
 export interface RunWorkerOptions {
@@ -13,6 +14,13 @@ export interface RunWorkerOptions {
   redisUrl: string;
   /** Tasks this worker runs at once; a tool awaiting an input answer holds its slot. Default 16. */
   concurrency?: number;
+  /** Of those, how many one owner may hold, so other owners' tasks find a slot. Default: three quarters. */
+  maxRunningPerOwner?: number;
+  /**
+   * The tool policies the servers use (`createMcpTasks({ tools })`): a tool's `concurrency` limits its tasks running
+   * at once across every worker of the queue. Other fields are ignored here.
+   */
+  tools?: Record<string, ToolTaskPolicy['taskSupport'] | ToolTaskPolicy>;
   /** BullMQ queue name. Default `mcp-tasks`. */
   queueName?: string;
   /** BullMQ key prefix. Default `bull`. */
@@ -62,6 +70,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     engine,
     work: createTaskWork(options.server),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
+    ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
+    ...(options.tools && { toolConcurrency: toolConcurrencyOf(options.tools) }),
     ...(options.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: options.shutdownTimeoutMs }),
   });
   try {
@@ -87,4 +97,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
       return closing;
     },
   };
+}
+
+/** The per-tool concurrency limits named in tool policies. */
+function toolConcurrencyOf(tools: NonNullable<RunWorkerOptions['tools']>): Record<string, number> {
+  const limits: Record<string, number> = {};
+  for (const [name, policy] of Object.entries(tools)) {
+    if (typeof policy === 'object' && policy.concurrency !== undefined) limits[name] = policy.concurrency;
+  }
+  return limits;
 }
