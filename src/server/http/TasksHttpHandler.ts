@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 
 import {
   createMcpHandler,
-  hostHeaderValidationResponse,
+  isJsonContentType,
   isLegacyRequest,
   readRequestBody,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
 
-import { ErrorCodes, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
+import { ErrorCodes, toJsonRpcError, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
+import { requestGuardResponse, type RequestGuardOptions } from './requestGuardResponse.js';
 import { MemoryEventStore } from './MemoryEventStore.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
@@ -17,9 +18,7 @@ import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListe
 import type { McpTasks } from '../McpTasks.js';
 import type { AuthInfoLike, ServerFactory } from '../ServerLike.js';
 
-export interface TasksHttpHandlerOptions {
-  /** Hostnames accepted in the Host header (DNS-rebinding protection). Default: localhost names only. */
-  allowedHostnames?: string[];
+export interface TasksHttpHandlerOptions extends RequestGuardOptions {
   /**
    * Authenticates a request: return its auth info, undefined for anonymous, or a Response to refuse it.
    * Task ownership follows the returned principal (client id / `extra.sub`).
@@ -29,6 +28,8 @@ export interface TasksHttpHandlerOptions {
   ) => Promise<AuthInfoLike | undefined | Response> | AuthInfoLike | undefined | Response;
   /** A 2025-era session without requests for this long is closed (its tasks go on). Default 30 minutes. */
   sessionIdleMs?: number;
+  /** Task ids one `subscriptions/listen` may name. Default 1000. */
+  maxListenTaskIds?: number;
 }
 
 export interface TasksHttpHandler {
@@ -38,7 +39,7 @@ export interface TasksHttpHandler {
   readonly sessionCount: number;
 }
 
-const LOCALHOST = ['localhost', '127.0.0.1', '[::1]'];
+const DEFAULT_MAX_LISTEN_TASK_IDS = 1000;
 
 /**
  * One HTTP endpoint for every wire generation: 2025-era traffic gets stateful sessions (or the stateless idiom for a
@@ -67,7 +68,7 @@ export function createTasksHttpHandler(
   );
   sweeper.unref();
   const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
-  const allowed = options.allowedHostnames ?? LOCALHOST;
+  const maxListenTaskIds = options.maxListenTaskIds ?? DEFAULT_MAX_LISTEN_TASK_IDS;
 
   async function legacy(request: Request, authInfo: AuthInfoLike | undefined, body: unknown): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
@@ -104,14 +105,20 @@ export function createTasksHttpHandler(
 
   return {
     async fetch(request) {
-      const rejected = hostHeaderValidationResponse(request, allowed);
-      if (rejected) return rejected;
+      const refused = requestGuardResponse(request, options);
+      if (refused) return refused;
       const unserved = unservedMethodResponse(request);
       if (unserved) return unserved;
       const auth = await options.authenticate?.(request);
       if (auth instanceof Response) return auth;
       let body: unknown;
       if (request.method === 'POST') {
+        if (!isJsonContentType(request.headers.get('content-type')))
+          return jsonRpcErrorResponse(
+            415,
+            ErrorCodes.TRANSPORT_REFUSED,
+            'Unsupported Media Type: Content-Type must be application/json',
+          );
         // The body is read and checked once here, then handed on parsed: a malformed message gets the right
         // JSON-RPC error (and its id) instead of a generic parse error.
         const read = await readRequestBody(request);
@@ -130,29 +137,38 @@ export function createTasksHttpHandler(
       }
       const taskIds = listenTaskIds(body);
       if (taskIds) {
-        // Task status push (SEP-2663): served here; other notifications in the same listen come from the SDK.
-        const { request: others, othersRequested } = withoutTaskIds(body as JsonRpcRequest);
-        const sdk = othersRequested
-          ? await modern.fetch(
-              new Request(request.url, {
-                method: 'POST',
-                headers: request.headers,
-                body: JSON.stringify(others),
-                signal: request.signal,
-              }),
-              {
-                ...(auth && { authInfo: auth as never }),
-                parsedBody: others,
-              },
-            )
-          : undefined;
-        return serveTaskListen(
-          tasks.engine,
-          resolveCaller(auth, undefined, tasks.callerOptions),
-          body as JsonRpcRequest,
-          taskIds,
-          sdk,
+        const listen = body as JsonRpcRequest;
+        if (taskIds.length > maxListenTaskIds)
+          return Response.json({
+            jsonrpc: '2.0',
+            id: listen.id,
+            error: {
+              code: ErrorCodes.INVALID_PARAMS,
+              message: `Too many task ids: at most ${maxListenTaskIds} in one subscriptions/listen`,
+            },
+          });
+        const caller = resolveCaller(auth, undefined, tasks.callerOptions);
+        try {
+          tasks.checkRate(caller.owner);
+        } catch (error) {
+          return Response.json({ jsonrpc: '2.0', id: listen.id, error: toJsonRpcError(error) });
+        }
+        // Task status push (SEP-2663) is served here, but the listen still goes through the SDK first: its header,
+        // version and capability checks apply, its subscription cap counts it, and it serves any other
+        // notifications the listen asks for.
+        const others = withoutTaskIds(listen);
+
+        const sdk = await modern.fetch(
+          new Request(request.url, {
+            method: 'POST',
+            headers: request.headers,
+            body: JSON.stringify(others),
+            signal: request.signal,
+          }),
+          { ...(auth && { authInfo: auth as never }), parsedBody: others },
         );
+        if (!sdk.ok || !sdk.headers.get('content-type')?.startsWith('text/event-stream')) return sdk;
+        return serveTaskListen(tasks.engine, caller, listen, taskIds, sdk);
       }
       // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
       if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body)))

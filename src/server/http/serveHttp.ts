@@ -7,6 +7,7 @@ import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprot
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
+import { requestGuardResponse } from './requestGuardResponse.js';
 import type { McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { createTasksHttpHandler, type TasksHttpHandler, type TasksHttpHandlerOptions } from './TasksHttpHandler.js';
@@ -52,6 +53,9 @@ export async function serveHttp(
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
 
   async function route(request: Request): Promise<Response> {
+    // Every path, not only the MCP one: metrics and 404s answer nothing to a foreign page or a rebound host name.
+    const refused = requestGuardResponse(request, options);
+    if (refused) return refused;
     const { pathname } = new URL(request.url);
     if (options.metricsPath !== undefined && pathname === options.metricsPath && tasks.metrics) {
       if (request.method !== 'GET')

@@ -15,30 +15,29 @@ export function listenTaskIds(message: unknown): string[] | undefined {
 }
 
 /** The same listen request without `taskIds`, for the SDK to serve the other notifications it asks for. */
-export function withoutTaskIds(message: JsonRpcRequest): { request: JsonRpcRequest; othersRequested: boolean } {
+export function withoutTaskIds(message: JsonRpcRequest): JsonRpcRequest {
   const params = message.params as Record<string, unknown>;
   const { taskIds: _taskIds, ...others } = params['notifications'] as Record<string, unknown>;
-  return {
-    request: { ...message, params: { ...params, notifications: others } },
-    othersRequested: Object.keys(others).length > 0,
-  };
+  return { ...message, params: { ...params, notifications: others } };
 }
 
 /**
  * Serves `notifications/tasks` for the task ids a 2026-07-28 client subscribes to (SEP-2663 status push): the
  * acknowledgement names the ids the caller may see (others are silently not honored, so nothing leaks), then each
- * change of those tasks is pushed as a full DetailedTask until the task ends or the client closes the stream. When the
- * listen also asks for other notifications, the SDK's stream for those is merged in (`sdkStream`).
+ * change of those tasks is pushed as a full DetailedTask until the task ends or the client closes the stream. The
+ * SDK's stream for the same listen (`sdkStream`, without the task ids) is merged in: it carries the acknowledgement
+ * and any other notifications asked for.
  */
 export async function serveTaskListen(
   engine: TaskEngine,
   caller: Caller,
   message: JsonRpcRequest,
   taskIds: string[],
-  sdkStream?: Response,
+  sdkStream: Response,
 ): Promise<Response> {
   // spec E14: a client that does not declare the extension cannot ask for task notifications.
   if (!declaresTasksExtension(message.params)) {
+    await sdkStream.body?.cancel().catch(() => {});
     return Response.json({
       jsonrpc: '2.0',
       id: message.id,
@@ -71,10 +70,13 @@ export async function serveTaskListen(
     write(
       `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', method, params: { ...params, _meta: { [SUBSCRIPTION_ID_META]: subscriptionId } } })}\n\n`,
     );
+  const sdkReader = sdkStream.body?.getReader();
   const close = () => {
     if (closed) return;
     closed = true;
     for (const stop of stops.splice(0)) stop();
+    // The SDK's stream would otherwise live on (keep-alives) after the client left.
+    void sdkReader?.cancel().catch(() => {});
     try {
       controller.close();
     } catch {
@@ -85,13 +87,9 @@ export async function serveTaskListen(
   const stream = new ReadableStream<Uint8Array>({
     async start(streamController) {
       controller = streamController;
-      if (sdkStream?.body) {
-        // The SDK's acknowledgement comes first on its stream; ours is folded into it.
-        void pipeSdkStream(sdkStream.body, honored, write, close);
-      } else {
-        notify('notifications/subscriptions/acknowledged', { notifications: { taskIds: honored } });
-        if (honored.length === 0) return close();
-      }
+      // The SDK's acknowledgement comes first on its stream; ours is folded into it.
+      if (sdkReader) void pipeSdkStream(sdkReader, honored, write, close);
+      if (honored.length === 0) return;
       for (const taskId of honored) {
         let last = '';
         const stop = engine.observe(taskId, (record) => {
@@ -122,9 +120,13 @@ export async function serveTaskListen(
   });
 }
 
-/** Copies the SDK's listen stream, adding our honored task ids to its acknowledgement frame. */
+/**
+ * Copies the SDK's listen stream, adding our honored task ids to its acknowledgement frame. The SDK ends its stream
+ * at once (with the listen's final response) when it honors nothing itself; with task ids honored here, that end is
+ * dropped and the subscription lives on until the client leaves.
+ */
 async function pipeSdkStream(
-  body: ReadableStream<Uint8Array>,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
   honored: string[],
   write: (frame: string) => void,
   close: () => void,
@@ -132,25 +134,31 @@ async function pipeSdkStream(
   const decoder = new TextDecoder();
   let buffer = '';
   let acknowledged = false;
+  let keepOpen = false;
   try {
-    for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
       let boundary: number;
       while ((boundary = buffer.indexOf('\n\n')) >= 0) {
         let frame = buffer.slice(0, boundary + 2);
         buffer = buffer.slice(boundary + 2);
-        if (!acknowledged && frame.includes('notifications/subscriptions/acknowledged')) {
+        const data = /^data: (.*)$/m.exec(frame)?.[1];
+        const message = data === undefined ? undefined : (JSON.parse(data) as Record<string, unknown>);
+        if (!acknowledged && message?.['method'] === 'notifications/subscriptions/acknowledged') {
           acknowledged = true;
-          frame = frame.replace(/^data: (.*)$/m, (_line, json: string) => {
-            const message = JSON.parse(json) as { params: { notifications: Record<string, unknown> } };
-            message.params.notifications = { ...message.params.notifications, taskIds: honored };
-            return `data: ${JSON.stringify(message)}`;
-          });
-        }
+          const params = message['params'] as { notifications: Record<string, unknown> };
+          keepOpen = honored.length > 0 && Object.keys(params.notifications).length === 0;
+          params.notifications = { ...params.notifications, taskIds: honored };
+          frame = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+        } else if (keepOpen && message !== undefined && !('method' in message)) continue;
         write(frame);
       }
     }
-  } finally {
-    close();
+  } catch {
+    // the SDK's stream failed or was cancelled: ours ends with it
+    keepOpen = false;
   }
+  if (!keepOpen) close();
 }
