@@ -57,9 +57,12 @@ function allowed(from: string, to: string): boolean {
       return ['engine', 'rpc', 'dialects', 'stores', 'executors'].includes(toTop as string);
     case 'client':
       return to === 'rpc';
+    case 'gateway':
+      // The proxy: an SDK server in front (server runtime), the task client behind, engine types in between.
+      return to === 'client' || to === 'server' || to === 'engine';
     case 'cli':
-      // A thin shell over the public API: the client, and the server runtime for `worker`.
-      return to === 'client' || to === 'server';
+      // A thin shell over the public API: the client, the server runtime for `worker`, the gateway for `proxy`.
+      return to === 'client' || to === 'server' || to === 'gateway';
     case 'index.ts':
       // The package's root entry point re-exports the public layers.
       return true;

@@ -9,6 +9,7 @@ import { runCancel } from './commands/cancel.js';
 import { runFollow } from './commands/follow.js';
 import { runGet } from './commands/get.js';
 import { runList } from './commands/list.js';
+import { runProxy, type ProxyCommandOptions } from './commands/proxy.js';
 import { runServe, type ServeOptions } from './commands/serve.js';
 import { runTools } from './commands/tools.js';
 import { runWorkerCommand, type WorkerOptions } from './commands/worker.js';
@@ -101,6 +102,28 @@ function program(
     .option('--concurrency <n>', 'tasks run at once', '16')
     .option('--queue <name>', 'queue name (default mcp-tasks)')
     .action((options: WorkerOptions) => run((reporter) => runWorkerCommand(options, reporter)));
+
+  root
+    .command('proxy')
+    .description('durable tasks in front of any MCP server: -- <command...> (stdio) or --upstream <url>')
+    .option('--upstream <url>', 'Streamable HTTP endpoint of the upstream server')
+    .option(
+      '--upstream-header <name:value>',
+      'HTTP header for every upstream request (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option('--port <port>', 'port for Streamable HTTP (0 picks one)', '3000')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--stdio', 'serve over stdio instead of HTTP')
+    .option('--store <spec>', 'task store: a SQLite path, memory, postgres://…, redis://… (default ./mcp-tasks.db)')
+    .option('--redis <url>', 'queue tasks on BullMQ in this Redis; every proxy on it runs queued tasks')
+    .option('--queue <name>', 'queue name (default mcp-tasks)')
+    .option('--tools <spec>', 'task support per tool: <glob>=<forbidden|optional|required>[,…]', '*=optional')
+    .option('--config <file>', 'JSON: per-tool ttlMs, pollIntervalMs, retrySafe, timeoutMs, concurrency; limits')
+    .action((options: ProxyCommandOptions, command: Command) =>
+      run((reporter) => runProxy({ ...options, verbose: globals(command).verbose === true }, server, reporter)),
+    );
 
   root
     .command('call')

@@ -500,6 +500,15 @@ export class TaskEngine implements EngineHandle {
     }
   }
 
+  /** Merges `meta` into a task that has not ended: state its work needs if it runs again (e.g. after recovery). */
+  async annotate(taskId: string, meta: Record<string, unknown>): Promise<void> {
+    await this.mutate(taskId, (record) => {
+      if (isTerminal(record.status)) return null;
+      record.meta = { ...record.meta, ...meta };
+      return record;
+    });
+  }
+
   async setStatusMessage(taskId: string, statusMessage: string): Promise<void> {
     await this.mutate(taskId, (record) => {
       if (isTerminal(record.status) || record.statusMessage === statusMessage) return null;

@@ -13,7 +13,7 @@ import {
 import { InProcessExecutor } from '../executors/index.js';
 import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
-import { createTaskWork } from './createTaskWork.js';
+import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
 import { TaskMetrics } from './TaskMetrics.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
 import { warmModernLink } from './ModernInternalCall.js';
@@ -27,8 +27,17 @@ export type TaskSupport = ToolTaskPolicy['taskSupport'];
 export interface McpTasksOptions {
   /** Builds a fresh instance of your server with its tools registered; tasks run their tools on such instances. */
   server: ServerFactory;
-  /** Task policy per tool name; tools not named here are `forbidden` (plain calls only). */
-  tools: Record<string, TaskSupport | ToolTaskPolicy>;
+  /**
+   * Task policy per tool name; tools not named here are `forbidden` (plain calls only). A function decides per name
+   * (for tool sets that change, as behind a gateway).
+   */
+  tools:
+    Record<string, TaskSupport | ToolTaskPolicy> | ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined);
+  /**
+   * The work of every task. Default: an internal call of the original request on a fresh instance from `server`.
+   * A gateway replaces it to forward the request elsewhere; `hooks.onProgress` reaches the requestor.
+   */
+  work?: (engine: TaskEngine, hooks: TaskWorkHooks) => TaskWork;
   /** A TaskStore, or a spec: a SQLite path (default `./mcp-tasks.db`), `memory`, `postgres://…`, `redis://…`. */
   store?: TaskStore | string;
   /** Runs the tasks. Default: in this process, `concurrency` at a time. */
@@ -78,6 +87,7 @@ export class McpTasks implements ConnectionHost {
   /** Present when the `metrics` option is set. */
   readonly metrics: TaskMetrics | undefined;
   private readonly policies = new Map<string, ToolTaskPolicy>();
+  private readonly policyOf: ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined) | undefined;
   private readonly connections = new Map<string, TaskConnection>();
   private readonly rate: RateLimiter | undefined;
 
@@ -90,8 +100,11 @@ export class McpTasks implements ConnectionHost {
     this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.rate = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
-    for (const [name, policy] of Object.entries(options.tools)) {
-      this.policies.set(name, typeof policy === 'string' ? { taskSupport: policy } : policy);
+    if (typeof options.tools === 'function') this.policyOf = options.tools;
+    else {
+      for (const [name, policy] of Object.entries(options.tools)) {
+        this.policies.set(name, typeof policy === 'string' ? { taskSupport: policy } : policy);
+      }
     }
     this.metrics = options.metrics
       ? new TaskMetrics({
@@ -111,7 +124,8 @@ export class McpTasks implements ConnectionHost {
       ...(this.metrics && { onLifecycle: (event) => this.metrics?.observe(event) }),
       ...(options.limits && { limits: options.limits }),
     });
-    const run = createTaskWork(options.server, { onProgress: (task, params) => this.forwardProgress(task, params) });
+    const hooks: TaskWorkHooks = { onProgress: (task, params) => this.forwardProgress(task, params) };
+    const run = options.work ? options.work(this.engine, hooks) : createTaskWork(options.server, hooks);
     this.executor = options.executor
       ? options.executor(this.engine, run)
       : new InProcessExecutor({
@@ -135,7 +149,9 @@ export class McpTasks implements ConnectionHost {
   }
 
   policyFor(toolName: string): ToolTaskPolicy | undefined {
-    return this.policies.get(toolName);
+    if (!this.policyOf) return this.policies.get(toolName);
+    const policy = this.policyOf(toolName);
+    return typeof policy === 'string' ? { taskSupport: policy } : policy;
   }
 
   checkRate(owner: string): void {

@@ -96,7 +96,11 @@ async function runMultiRoundTrip(
   return SUSPENDED;
 }
 
-function throttledStatus(context: TaskWorkContext): { write(message: string): void; stop(): void } {
+/** Status messages from frequent progress, written at most every 250 ms per task; the last one always lands. */
+export function throttledStatus(context: Pick<TaskWorkContext, 'signal' | 'setStatusMessage'>): {
+  write(message: string): void;
+  stop(): void;
+} {
   let last = 0;
   let timer: NodeJS.Timeout | undefined;
   const flush = (message: string) => {

@@ -1,4 +1,10 @@
-import { TaskEngine, type EngineLogger, type TaskEngineOptions, type TaskStore } from '../../engine/index.js';
+import {
+  TaskEngine,
+  type EngineLogger,
+  type TaskEngineOptions,
+  type TaskStore,
+  type TaskWork,
+} from '../../engine/index.js';
 import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/index.js';
 import { createStore } from '../createStore.js';
 import { createTaskWork } from '../createTaskWork.js';
@@ -8,6 +14,8 @@ import type { ServerFactory } from '../ServerLike.js';
 export interface RunWorkerOptions {
   /** The same server factory the server instances use: tasks run their tools on fresh instances of it. */
   server: ServerFactory;
+  /** The work of every task, when the server instances replace it too (the `work` option of createMcpTasks). */
+  work?: (engine: TaskEngine) => TaskWork;
   /** The store the server instances share: a TaskStore, or `postgres://…`, `redis://…`, a SQLite path. */
   store: TaskStore | string;
   /** Redis of the job queue, the one the server instances' `queueExecutor` uses. */
@@ -68,7 +76,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     ...common,
     ...options.queue,
     engine,
-    work: createTaskWork(options.server),
+    work: options.work ? options.work(engine) : createTaskWork(options.server),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
     ...(options.tools && { toolConcurrency: toolConcurrencyOf(options.tools) }),

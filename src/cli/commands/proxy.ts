@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+
+import type { TaskTarget } from '../../client/index.js';
+import { parseProxyConfig, parseToolsOption, startProxy, type ProxyConfig } from '../../gateway/index.js';
+import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
+import type { Reporter } from '../Reporter.js';
+import { UsageError } from '../UsageError.js';
+
+export interface ProxyCommandOptions {
+  upstream?: string;
+  upstreamHeader: string[];
+  port: string;
+  host: string;
+  stdio?: boolean;
+  store?: string;
+  redis?: string;
+  queue?: string;
+  tools: string;
+  config?: string;
+  verbose?: boolean;
+}
+
+function headersOf(pairs: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of pairs) {
+    const colon = pair.indexOf(':');
+    if (colon <= 0) throw new UsageError(`--upstream-header is "Name: value"; got "${pair}"`);
+    headers[pair.slice(0, colon).trim()] = pair.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+function upstreamOf(options: ProxyCommandOptions, server: string[] | undefined): TaskTarget {
+  if (options.upstream !== undefined && server !== undefined)
+    throw new UsageError('Give either --upstream <url> or a command after --, not both');
+  if (options.upstream !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.upstream);
+    } catch {
+      throw new UsageError(`--upstream is not a URL: ${options.upstream}`);
+    }
+    const headers = headersOf(options.upstreamHeader);
+    return { url: url.href, ...(Object.keys(headers).length > 0 && { headers }) };
+  }
+  if (server === undefined)
+    throw new UsageError('Say which server to front: --upstream <url>, or -- <command...> to start one over stdio');
+  if (options.upstreamHeader.length > 0) throw new UsageError('--upstream-header needs --upstream <url>');
+  const [command, ...args] = server as [string, ...string[]];
+  return { command, args, env: process.env as Record<string, string>, stderr: 'inherit' };
+}
+
+function configOf(path: string | undefined): ProxyConfig {
+  if (path === undefined) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--config: cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    return parseProxyConfig(JSON.parse(text));
+  } catch (error) {
+    throw new UsageError(`--config ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** Log lines on stderr: stdout carries the URL (HTTP) or the protocol (stdio). */
+function stderrLogger(verbose: boolean) {
+  const line = (level: string) => (fields: Record<string, unknown>, message: string) =>
+    process.stderr.write(`mcp-tasks proxy: ${level} ${message} ${JSON.stringify(fields)}\n`);
+  return { info: verbose ? line('info') : () => {}, warn: line('warn'), error: line('error') };
+}
+
+/**
+ * `proxy`: durable tasks in front of any MCP server. Serves Streamable HTTP (first line of stdout: the URL) or stdio
+ * until SIGINT/SIGTERM.
+ */
+export async function runProxy(
+  options: ProxyCommandOptions,
+  server: string[] | undefined,
+  reporter: Reporter,
+): Promise<ExitCode> {
+  const target = upstreamOf(options, server);
+  const port = Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new UsageError(`--port is 0-65535; got "${options.port}"`);
+  let tools;
+  try {
+    tools = parseToolsOption(options.tools);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const config = configOf(options.config);
+  const store = options.store ?? process.env['MCP_TASKS_STORE'];
+  const redisUrl = options.redis ?? process.env['REDIS_URL'];
+  let proxy;
+  try {
+    proxy = await startProxy({
+      upstream: target,
+      serve: options.stdio === true ? { kind: 'stdio' } : { kind: 'http', port, host: options.host },
+      ...(store !== undefined && { store }),
+      ...(redisUrl !== undefined && {
+        queue: { redisUrl, ...(options.queue !== undefined && { queueName: options.queue }) },
+      }),
+      tools,
+      config,
+      logger: stderrLogger(options.verbose === true),
+    });
+  } catch (error) {
+    reporter.error(error);
+    return EXIT_CODES.connection;
+  }
+  if (proxy.url !== undefined) process.stdout.write(`mcp-tasks proxy: ${proxy.url}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await proxy.close();
+  return EXIT_CODES.completed;
+}

@@ -1,0 +1,57 @@
+import type { McpTasksOptions, RateLimit, TasksHttpHandlerOptions } from '../server/index.js';
+import type { GatewayToolSettings, ToolRule } from './toolPolicies.js';
+
+/** The `--config` file: per-tool settings by glob, and the library's limit, auth and engine options. */
+export interface ProxyConfig {
+  tools?: Record<string, GatewayToolSettings>;
+  limits?: McpTasksOptions['limits'];
+  rateLimit?: RateLimit | false;
+  bindToSession?: boolean;
+  concurrency?: number;
+  defaultPollIntervalMs?: number;
+  engine?: { leaseMs?: number; recoveryIntervalMs?: number; sweepIntervalMs?: number };
+  http?: Pick<TasksHttpHandlerOptions, 'allowedHostnames' | 'sessionIdleMs'>;
+  /** Plain calls from clients without tasks support become tasks after `fallbackAfterMs` (default on). */
+  fallbackTools?: boolean;
+  fallbackAfterMs?: number;
+  /** Restart backoff of a stdio upstream. */
+  restart?: { initialDelayMs?: number; maxDelayMs?: number };
+}
+
+const NUMBER_KEYS = ['ttlMs', 'pollIntervalMs', 'timeoutMs', 'concurrency'] as const;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks a parsed config file; errors name the key. */
+export function parseProxyConfig(value: unknown): ProxyConfig {
+  if (!isObject(value)) throw new Error('The config file must hold a JSON object');
+  const tools = value['tools'];
+  if (tools !== undefined) {
+    if (!isObject(tools)) throw new Error('config "tools" must be an object of <glob>: {settings}');
+    for (const [glob, settings] of Object.entries(tools)) {
+      if (!isObject(settings)) throw new Error(`config tools["${glob}"] must be an object`);
+      for (const key of NUMBER_KEYS) {
+        const n = settings[key];
+        if (n !== undefined && (typeof n !== 'number' || !Number.isFinite(n) || n <= 0))
+          throw new Error(`config tools["${glob}"].${key} must be a positive number`);
+      }
+      const support = settings['taskSupport'];
+      if (support !== undefined && !['forbidden', 'optional', 'required'].includes(support as string))
+        throw new Error(`config tools["${glob}"].taskSupport must be forbidden, optional or required`);
+      if (settings['retrySafe'] !== undefined && typeof settings['retrySafe'] !== 'boolean')
+        throw new Error(`config tools["${glob}"].retrySafe must be true or false`);
+    }
+  }
+  const after = value['fallbackAfterMs'];
+  if (after !== undefined && (typeof after !== 'number' || !(after >= 0)))
+    throw new Error('config "fallbackAfterMs" must be a number of milliseconds');
+  return value as ProxyConfig;
+}
+
+/** Config rules first, then `--tools`: the command line has the last word on task support. */
+export function toolRulesOf(config: ProxyConfig, fromCommandLine: ToolRule[]): ToolRule[] {
+  const fromConfig = Object.entries(config.tools ?? {}).map(([glob, settings]) => ({ glob, settings }));
+  return [...fromConfig, ...fromCommandLine];
+}

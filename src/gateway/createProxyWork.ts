@@ -1,0 +1,75 @@
+import type { TaskEngine, TaskOutcome, TaskRecord, TaskWork } from '../engine/index.js';
+import { throttledStatus, type TaskWorkHooks } from '../server/index.js';
+import { forwardToolCall, type UpstreamTaskRef } from './forwardToolCall.js';
+import type { ToolPolicies } from './toolPolicies.js';
+import type { Upstream } from './Upstream.js';
+
+/** Where a gateway task keeps the upstream's own task it follows. */
+export const UPSTREAM_TASK_META = 'upstreamTask';
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The upstream task a gateway task was following when its process stopped. */
+export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {
+  const ref = task.meta[UPSTREAM_TASK_META];
+  if (!isObject(ref) || typeof ref['taskId'] !== 'string') return undefined;
+  return {
+    taskId: ref['taskId'],
+    ...(typeof ref['sessionId'] === 'string' && { sessionId: ref['sessionId'] }),
+  };
+}
+
+/**
+ * The work of a gateway task: the original `tools/call` forwarded to the upstream. Upstream progress reaches the
+ * requestor and becomes the statusMessage, upstream questions become the task's input requests, and an upstream task
+ * is remembered on the task (durably, before it is followed) so a restarted gateway follows it instead of calling
+ * again.
+ */
+export function createProxyWork(
+  upstream: Upstream,
+  policies: ToolPolicies,
+  engine: TaskEngine,
+  hooks: TaskWorkHooks,
+): TaskWork {
+  return async (context): Promise<TaskOutcome> => {
+    const task = context.task;
+    const params = task.request.params;
+    if (task.request.method !== 'tools/call' || typeof params['name'] !== 'string') {
+      return { kind: 'error', error: { code: -32601, message: `The gateway runs only tools/call as a task` } };
+    }
+    const name = params['name'];
+    const status = throttledStatus(context);
+    const resume = upstreamTaskOf(task);
+    try {
+      return await forwardToolCall(
+        upstream,
+        { name, ...(isObject(params['arguments']) && { arguments: params['arguments'] }) },
+        {
+          signal: context.signal,
+          settings: policies.settingsFor(name),
+          asTask: true,
+          requestInput: (request) => context.requestInput(request),
+          onProgress: (progress) => {
+            if (context.signal.aborted) return;
+            // spec R55: the requestor's own token, for the task's life.
+            if (task.progressToken !== undefined)
+              hooks.onProgress?.(task, { progressToken: task.progressToken, ...progress });
+            status.write(progress.message ?? progressText(progress));
+          },
+          onStatus: (message) => status.write(message),
+          ...(resume && { resume }),
+          onUpstreamTask: (ref) => engine.annotate(task.taskId, { [UPSTREAM_TASK_META]: ref }),
+        },
+      );
+    } finally {
+      status.stop();
+    }
+  };
+}
+
+/** A statusMessage for progress that carries no message of its own: `3/10`, or just the count. */
+function progressText(progress: { progress: number; total?: number }): string {
+  return progress.total === undefined ? String(progress.progress) : `${progress.progress}/${progress.total}`;
+}

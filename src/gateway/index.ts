@@ -1,0 +1,15 @@
+// The gateway: durable tasks in front of any MCP server (`mcp-tasks proxy`).
+export { createProxyServerFactory } from './createProxyServer.js';
+export { createProxyWork, upstreamTaskOf, UPSTREAM_TASK_META } from './createProxyWork.js';
+export { bridgedRecovery } from './bridgedRecovery.js';
+export { forwardToolCall, type CallOutcome, type ForwardHooks, type UpstreamTaskRef } from './forwardToolCall.js';
+export { parseProxyConfig, toolRulesOf, type ProxyConfig } from './ProxyConfig.js';
+export { startProxy, type ProxyOptions, type RunningProxy } from './startProxy.js';
+export {
+  globToRegExp,
+  parseToolsOption,
+  ToolPolicies,
+  type GatewayToolSettings,
+  type ToolRule,
+} from './toolPolicies.js';
+export { Upstream, type UpstreamOptions } from './Upstream.js';

@@ -1,0 +1,28 @@
+/** A JSON-RPC error object as it travels on the wire. */
+export interface RpcError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface UpstreamRequestOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/**
+ * A result schema (Standard Schema) that accepts any object unchanged: the gateway forwards results as the upstream
+ * sent them instead of the SDK's parsed and reshaped view.
+ */
+export const PASSTHROUGH = {
+  '~standard': {
+    version: 1 as const,
+    vendor: 'mcp-tasks',
+    types: undefined as unknown as { input: unknown; output: Record<string, unknown> },
+    validate: (value: unknown) =>
+      typeof value === 'object' && value !== null && !Array.isArray(value)
+        ? { value: value as Record<string, unknown> }
+        : { issues: [{ message: 'expected a JSON object result' }] },
+  },
+};

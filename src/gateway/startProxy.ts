@@ -1,0 +1,115 @@
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+
+import type { TaskTarget } from '../client/index.js';
+import {
+  createMcpTasks,
+  guardStdin,
+  queueExecutor,
+  runWorker,
+  serveHttp,
+  type McpTasks,
+  type WorkerHandle,
+} from '../server/index.js';
+import { bridgedRecovery } from './bridgedRecovery.js';
+import { createProxyServerFactory } from './createProxyServer.js';
+import { createProxyWork } from './createProxyWork.js';
+import { toolRulesOf, type ProxyConfig } from './ProxyConfig.js';
+import { ToolPolicies, type ToolRule } from './toolPolicies.js';
+import { Upstream } from './Upstream.js';
+
+export interface ProxyOptions {
+  /** The server in front of which tasks are put: a command to spawn (stdio) or a Streamable HTTP URL. */
+  upstream: TaskTarget;
+  /** Serve Streamable HTTP (default 127.0.0.1:3000, port 0 picks one) or stdio. */
+  serve: { kind: 'http'; port?: number; host?: string } | { kind: 'stdio' };
+  /** Task store spec (SQLite path, `memory`, `postgres://…`, `redis://…`). Default `./mcp-tasks.db`. */
+  store?: string;
+  /** With Redis, tasks go on a BullMQ queue and every gateway (this one too) runs queued tasks. */
+  queue?: { redisUrl: string; queueName?: string; workerConcurrency?: number };
+  /** From `--tools`; applied after the config file's rules. */
+  tools?: ToolRule[];
+  config?: ProxyConfig;
+  logger?: McpTasks['logger'];
+}
+
+export interface RunningProxy {
+  url?: string;
+  tasks: McpTasks;
+  upstream: Upstream;
+  close(): Promise<void>;
+}
+
+const SERVER_INFO = { name: 'mcp-tasks-proxy', version: '0.1.0' };
+const silent: McpTasks['logger'] = { info() {}, warn() {}, error() {} };
+
+/** Starts a gateway: connects the upstream, opens the store, recovers tasks and serves. */
+export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
+  const config = options.config ?? {};
+  const logger = options.logger ?? silent;
+  const upstream = await Upstream.connect({
+    target: options.upstream,
+    logger,
+    ...(config.restart && { restart: config.restart }),
+  });
+  const policies = new ToolPolicies(toolRulesOf(config, options.tools ?? []));
+  const info = upstream.serverInfo
+    ? { ...SERVER_INFO, name: `${SERVER_INFO.name} (${upstream.serverInfo.name})` }
+    : SERVER_INFO;
+  const factory = createProxyServerFactory(upstream, policies, info);
+  let worker: WorkerHandle | undefined;
+  let tasks: McpTasks;
+  try {
+    const engine = { ...config.engine, recoveryPolicy: bridgedRecovery() };
+    tasks = await createMcpTasks({
+      server: factory,
+      tools: (name) => policies.policyFor(name),
+      work: (taskEngine, hooks) => createProxyWork(upstream, policies, taskEngine, hooks),
+      store: options.store ?? './mcp-tasks.db',
+      engine,
+      logger,
+      ...(options.queue && {
+        executor: queueExecutor({
+          redisUrl: options.queue.redisUrl,
+          ...(options.queue.queueName !== undefined && { queueName: options.queue.queueName }),
+        }),
+      }),
+      ...(config.limits && { limits: config.limits }),
+      ...(config.rateLimit !== undefined && { rateLimit: config.rateLimit }),
+      ...(config.bindToSession !== undefined && { bindToSession: config.bindToSession }),
+      ...(config.concurrency !== undefined && { concurrency: config.concurrency }),
+      ...(config.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: config.defaultPollIntervalMs }),
+    });
+    if (options.queue) {
+      worker = await runWorker({
+        server: factory,
+        work: (workerEngine) => createProxyWork(upstream, policies, workerEngine, {}),
+        store: options.store ?? './mcp-tasks.db',
+        redisUrl: options.queue.redisUrl,
+        engine,
+        logger,
+        ...(options.queue.queueName !== undefined && { queueName: options.queue.queueName }),
+        ...(options.queue.workerConcurrency !== undefined && { concurrency: options.queue.workerConcurrency }),
+      });
+    }
+  } catch (error) {
+    await upstream.close();
+    throw error;
+  }
+  const shutdown = async (closeServing: () => Promise<void>) => {
+    await closeServing();
+    await worker?.close({ timeoutMs: 0 });
+    await tasks.close();
+    await upstream.close();
+  };
+  if (options.serve.kind === 'stdio') {
+    const server = tasks.attach(await factory({ era: 'legacy' }));
+    await server.connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
+    return { tasks, upstream, close: () => shutdown(() => server.close()) };
+  }
+  const http = await serveHttp(tasks, factory, {
+    port: options.serve.port ?? 3000,
+    host: options.serve.host ?? '127.0.0.1',
+    ...config.http,
+  });
+  return { url: http.url, tasks, upstream, close: () => shutdown(() => http.close()) };
+}

@@ -1,0 +1,202 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { TaskClient, textOf, type TaskSnapshot } from '../../src/client/index.js';
+import { EVERYTHING_ENTRY } from '../client/helpers/everything.js';
+import { tempDir } from '../helpers/tmp.js';
+import { startProxyProcess, until, wiretap, WIRETAP, type ProxyProcess } from './helpers/proxyProcess.js';
+
+/**
+ * The gateway in front of @modelcontextprotocol/server-everything spawned over stdio (behind a wiretap that records
+ * what reaches it), driven by the project's TaskClient in all three generations and by the SDK 1.32 client.
+ */
+
+const ELICITED = { name: 'Ada Lovelace', check: true, email: 'ada@example.com' };
+
+const dir = tempDir('mcp-tasks-gateway-');
+const log = join(dir, 'upstream.jsonl');
+let proxy: ProxyProcess;
+const clients: TaskClient[] = [];
+
+async function connect(dialect: '2025-11-25' | 'ext-2026' | 'sep-1686', elicitation?: () => Promise<never>) {
+  const client = await TaskClient.connect(
+    { url: proxy.url },
+    {
+      dialect,
+      elicitation:
+        elicitation ??
+        ((params) =>
+          String(params.message).includes('research query')
+            ? { action: 'accept', content: { interpretation: 'the chemical element' } }
+            : { action: 'accept', content: ELICITED }),
+    },
+  );
+  clients.push(client);
+  return client;
+}
+
+/** The tools/call requests of a tool that reached the upstream. */
+const upstreamCalls = (tool: string) =>
+  wiretap(log).messages.filter(
+    (m) => m['method'] === 'tools/call' && (m['params'] as { name?: string } | undefined)?.name === tool,
+  );
+
+beforeAll(async () => {
+  const config = join(dir, 'proxy.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      tools: { 'trigger-long-running-operation': { retrySafe: true, pollIntervalMs: 200 } },
+      restart: { initialDelayMs: 100 },
+      // SEP-1686's client-chosen ids need an owner scope: without authentication, the session.
+      bindToSession: true,
+    }),
+  );
+  proxy = await startProxyProcess([
+    '--store',
+    join(dir, 'tasks.db'),
+    '--config',
+    config,
+    '--',
+    process.execPath,
+    WIRETAP,
+    log,
+    process.execPath,
+    EVERYTHING_ENTRY,
+    'stdio',
+  ]);
+});
+
+afterAll(async () => {
+  for (const client of clients) await client.close();
+  await proxy?.stop();
+});
+
+for (const dialect of ['2025-11-25', 'ext-2026', 'sep-1686'] as const) {
+  describe(`gateway over stdio, requestor in ${dialect}`, () => {
+    it('runs an upstream tool as a task to completion', async () => {
+      const client = await connect(dialect);
+      expect(client.dialect).toBe(dialect);
+      const handle = await client.callTool('get-sum', { a: 2, b: 40 });
+      expect(await handle.accepted()).toBe(true);
+      expect(textOf(await handle.result())).toContain('42');
+    });
+
+    it("passes the upstream's error through", async () => {
+      const client = await connect(dialect);
+      const handle = await client.callTool('get-sum', { a: 'two', b: 40 });
+      const outcome = await handle.outcome();
+      expect(outcome.status).toBe('failed');
+      expect(outcome.status === 'failed' && outcome.message).toMatch(/invalid|validation|expected/i);
+    });
+
+    it("carries the upstream's elicitation to the requestor as the task's input request", async () => {
+      const client = await connect(dialect);
+      const handle = await client.callTool('trigger-elicitation-request', {});
+      const text = textOf(await handle.result());
+      expect(text).toContain('Ada Lovelace');
+      expect(text).toContain('ada@example.com');
+    });
+
+    it("bridges the upstream's own task (simulate-research-query), input included", async () => {
+      const client = await connect(dialect);
+      const statuses: string[] = [];
+      const handle = await client.callTool('simulate-research-query', { topic: 'mercury', ambiguous: true });
+      handle.onUpdate((snapshot: TaskSnapshot) => statuses.push(snapshot.status));
+      expect(await handle.accepted()).toBe(true);
+      const text = textOf(await handle.result());
+      expect(text).toContain('Research Report: mercury (the chemical element)');
+      // SEP-1686 holds the original request open and asks on it; the others poll and see the task wait.
+      if (dialect !== 'sep-1686') expect(statuses).toContain('input_required');
+      // The upstream ran it as its own task: the call reached it with a task part.
+      const calls = upstreamCalls('simulate-research-query');
+      expect(calls.at(-1)?.['params']).toHaveProperty('task');
+    });
+  });
+}
+
+describe('gateway over stdio: progress, cancellation, other requestors', () => {
+  it("reports the upstream's progress to the requestor and as the statusMessage", async () => {
+    const client = await connect('2025-11-25');
+    const seen: TaskSnapshot[] = [];
+    const handle = await client.callTool('trigger-long-running-operation', { duration: 1.2, steps: 4 });
+    handle.onUpdate((snapshot) => seen.push(snapshot));
+    expect(textOf(await handle.result())).toContain('Steps: 4');
+    expect(seen.some((s) => s.progress?.total === 4 && s.progress.progress >= 1)).toBe(true);
+    expect(seen.some((s) => /^\d\/4$/.test(s.statusMessage ?? ''))).toBe(true);
+  });
+
+  it('a cancel reaches the upstream call as notifications/cancelled', async () => {
+    const client = await connect('2025-11-25');
+    const before = upstreamCalls('trigger-long-running-operation').length;
+    const handle = await client.callTool('trigger-long-running-operation', { duration: 30, steps: 30 });
+    const call = await until(() => upstreamCalls('trigger-long-running-operation')[before], 10_000, 'the call');
+    const outcome = await handle.cancel();
+    expect(outcome.status).toBe('cancelled');
+    const cancelled = await until(
+      () =>
+        wiretap(log).messages.find(
+          (m) =>
+            m['method'] === 'notifications/cancelled' &&
+            (m['params'] as { requestId?: unknown }).requestId === call['id'],
+        ),
+      10_000,
+      'notifications/cancelled upstream',
+    );
+    expect(cancelled).toBeDefined();
+  });
+
+  it("the SDK 1.32 client's callToolStream runs a bridged task through the gateway", async () => {
+    const client = new V1Client({ name: 'sdk-1.32', version: '1.0.0' });
+    await client.connect(new V1HttpTransport(new URL(proxy.url)));
+    try {
+      const seen: Array<{ type: string; result?: unknown }> = [];
+      for await (const message of client.experimental.tasks.callToolStream(
+        { name: 'simulate-research-query', arguments: { topic: 'tides' } },
+        undefined,
+        { task: { ttl: 60_000 } },
+      )) {
+        seen.push(message as { type: string; result?: unknown });
+      }
+      expect(seen[0]?.type).toBe('taskCreated');
+      const last = seen.at(-1) as { type: string; result: { content: Array<{ text: string }> } };
+      expect(last.type).toBe('result');
+      expect(last.result.content[0]?.text).toContain('Research Report: tides');
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('gateway over stdio: the upstream crashes', () => {
+  it('fails a call in flight with a clear statusMessage, and restarts the upstream', async () => {
+    const client = await connect('2025-11-25', () => new Promise<never>(() => {}));
+    const handle = await client.callTool('trigger-elicitation-request', {});
+    await until(() => handle.status === 'input_required', 10_000, 'input_required');
+    const { pid } = wiretap(log);
+    process.kill(pid as number, 'SIGKILL');
+    const outcome = await handle.outcome();
+    expect(outcome.status).toBe('failed');
+    expect(outcome.snapshot.statusMessage).toMatch(/upstream server .* not marked retry-safe/);
+    // Restarted with backoff: the next call works.
+    await until(() => wiretap(log).pid !== pid, 10_000, 'a new upstream');
+    const again = await connect('2025-11-25');
+    expect(textOf(await (await again.callTool('echo', { message: 'back' })).result())).toContain('back');
+  });
+
+  it('runs a retry-safe call again on the restarted upstream', async () => {
+    const client = await connect('2025-11-25');
+    const before = upstreamCalls('trigger-long-running-operation').length;
+    const handle = await client.callTool('trigger-long-running-operation', { duration: 1, steps: 2 });
+    await until(() => upstreamCalls('trigger-long-running-operation')[before], 10_000, 'the call');
+    const { pid } = wiretap(log);
+    process.kill(pid as number, 'SIGKILL');
+    expect(textOf(await handle.result())).toContain('Long running operation completed');
+    expect(upstreamCalls('trigger-long-running-operation').length).toBe(before + 2);
+    expect(wiretap(log).pid).not.toBe(pid);
+  });
+});
