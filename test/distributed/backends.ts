@@ -51,9 +51,9 @@ export async function redisBackend(url: string, db: number): Promise<StoreBacken
   return { name: 'redis', spec: spec.toString(), crossProcessEvents: true, dispose: flush };
 }
 
-/** A SQLite file shared by the processes of one machine. */
+/** A SQLite file shared by the processes of one machine (changes wake other processes through its change signal). */
 export async function sqliteBackend(): Promise<StoreBackend> {
-  return { name: 'sqlite', spec: join(tempDir(), 'tasks.db'), crossProcessEvents: false, async dispose() {} };
+  return { name: 'sqlite', spec: join(tempDir(), 'tasks.db'), crossProcessEvents: true, async dispose() {} };
 }
 
 /** A BullMQ queue name of its own, and the removal of its keys. */

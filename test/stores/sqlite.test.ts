@@ -1,8 +1,11 @@
 import { join } from 'node:path';
 
+import { describe, expect, it } from 'vitest';
+
 import { SqliteStore } from '../../src/stores/sqlite/index.js';
 import { tempDir } from '../helpers/tmp.js';
-import { storeContract } from './storeContract.js';
+import { makeRecord } from '../helpers/records.js';
+import { storeContract, waitUntil } from './storeContract.js';
 
 const paths = new WeakMap<object, string>();
 
@@ -19,4 +22,36 @@ storeContract('sqlite', {
     await sibling.init();
     return sibling;
   },
+});
+
+describe('SqliteStore change signal between connections', () => {
+  it('wakes a waiter when another connection to the file changes or deletes its task, and only that waiter', async () => {
+    const path = join(tempDir(), 'tasks.db');
+    const mine = new SqliteStore({ path, changePollMs: 10 });
+    const theirs = new SqliteStore({ path, changePollMs: 10 });
+    await mine.init();
+    await theirs.init();
+    try {
+      const watched = makeRecord();
+      const other = makeRecord();
+      await mine.insert(watched);
+      await mine.insert(other);
+      const woken: string[] = [];
+      const off = mine.events.subscribe(watched.taskId, () => woken.push('watched'));
+      mine.events.subscribe(other.taskId, () => woken.push('other'));
+      await theirs.replace({ ...watched, statusMessage: 'half way', version: 2 }, 1);
+      await waitUntil(() => woken.includes('watched'), 2000);
+      // A lease renewal is not a task change.
+      await theirs.renewLeases('nobody', Date.now() + 1000);
+      await theirs.delete(watched.taskId);
+      await waitUntil(() => woken.filter((w) => w === 'watched').length === 2, 2000);
+      off();
+      await theirs.replace({ ...other, status: 'completed', version: 2 }, 1);
+      await waitUntil(() => woken.includes('other'), 2000);
+      expect(woken).toEqual(['watched', 'watched', 'other']);
+    } finally {
+      await mine.close();
+      await theirs.close();
+    }
+  });
 });

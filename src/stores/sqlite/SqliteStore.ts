@@ -5,7 +5,6 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
 import {
-  LocalEventBus,
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
@@ -13,6 +12,7 @@ import {
   type TaskStore,
 } from '../../engine/index.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { SqliteEventBus } from './SqliteEventBus.js';
 
 export interface SqliteStoreOptions {
   /** Database file path (created with its directory if missing), or ':memory:'. */
@@ -28,6 +28,11 @@ export interface SqliteStoreOptions {
   cacheMiB?: number;
   /** How much of the file is read through a memory map, in MiB. Default 256; 0 turns it off. */
   mmapMiB?: number;
+  /**
+   * How often this process checks whether another process changed the file, to wake its waiters (one
+   * `PRAGMA data_version` per tick). Default 20 ms; 0 leaves them to the engine's re-check.
+   */
+  changePollMs?: number;
 }
 
 interface Row {
@@ -39,15 +44,17 @@ const ACTIVE = `status IN ('working', 'input_required')`;
 
 /**
  * The embedded default store: one SQLite file in WAL mode. Several processes may share the file; each sees every
- * task (events stay in-process, so waiters in another process notice changes at the engine's re-check interval).
+ * task, and a change committed by one wakes the waiters of the others within `changePollMs`.
  */
 export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
-  readonly events = new LocalEventBus();
+  readonly events: SqliteEventBus;
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 
-  constructor(private readonly options: SqliteStoreOptions) {}
+  constructor(private readonly options: SqliteStoreOptions) {
+    this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
+  }
 
   async init(): Promise<void> {
     if (this.db) return;
@@ -63,6 +70,7 @@ export class SqliteStore implements TaskStore {
     migrate(db);
     this.db = db;
     this.statements = this.prepare(db);
+    this.events.start(db);
   }
 
   async close(): Promise<void> {
