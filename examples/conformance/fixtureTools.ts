@@ -19,6 +19,9 @@ import { registerFixtureResources } from './fixtureResources.js';
 import { FIXTURE_SCHEMA_TOOLS } from './fixtureSchemaTools.js';
 import { object, text, type FixtureTool } from './FixtureTool.js';
 
+/** The longest `slow_compute` run. */
+const MAX_SLOW_SECONDS = 3600;
+
 /** Human-paced input: far beyond the SDK's 60 s default request timeout. */
 const HUMAN_TIMEOUT = { timeout: 24 * 60 * 60 * 1000 };
 
@@ -44,10 +47,16 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
   },
   slow_compute: {
     description: 'Sleeps for `seconds`, reporting progress, then returns a result.',
-    inputSchema: object({ seconds: { type: 'number', minimum: 0 }, label: { type: 'string' } }, ['seconds']),
+    inputSchema: object(
+      { seconds: { type: 'number', minimum: 0, maximum: MAX_SLOW_SECONDS }, label: { type: 'string' } },
+      ['seconds'],
+    ),
     policy: { taskSupport: 'optional', pollIntervalMs: 200, retrySafe: true },
     run: async (args, ctx) => {
       const seconds = Number(args['seconds'] ?? 0);
+      // A huge or non-finite value would otherwise loop for ever.
+      if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_SLOW_SECONDS)
+        throw new ProtocolError(-32602, `slow_compute: seconds must be a number from 0 to ${MAX_SLOW_SECONDS}`);
       const steps = Math.max(1, Math.ceil(seconds * 4));
       for (let step = 0; step < steps; step++) {
         await progress(ctx, step, steps, `computing ${String(args['label'] ?? '')} (${step}/${steps})`);

@@ -41,7 +41,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
   if (options.stdio) {
     await tasks
       .attach(server())
-      .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
+      .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout, { logger }), process.stdout));
     return { tasks, close: () => tasks.close() };
   }
   const http = await serveHttp(tasks, server, {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { fileURLToPath } from 'node:url';
 
 import { tempDir } from './tmp.js';
@@ -127,11 +128,13 @@ abstract class BasePeer implements RawPeer {
 export class StdioPeer extends BasePeer {
   readonly kind = 'stdio';
   private buffer = '';
+  // Decodes across chunk boundaries: a character split between two reads stays whole.
+  private readonly decoder = new StringDecoder('utf8');
 
   private constructor(readonly child: ChildProcess) {
     super();
     child.stdout?.on('data', (chunk: Buffer) => {
-      this.buffer += chunk.toString();
+      this.buffer += this.decoder.write(chunk);
       let newline: number;
       while ((newline = this.buffer.indexOf('\n')) >= 0) {
         const line = this.buffer.slice(0, newline).trim();
@@ -141,10 +144,10 @@ export class StdioPeer extends BasePeer {
     });
   }
 
-  static async start(options: FixtureOptions = {}): Promise<StdioPeer> {
+  static async start(options: FixtureOptions & { stderr?: 'pipe' } = {}): Promise<StdioPeer> {
     const child = spawn(process.execPath, [FIXTURE, '--stdio'], {
       env: fixtureEnv(options),
-      stdio: ['pipe', 'pipe', 'inherit'],
+      stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
     });
     return new StdioPeer(child);
   }
