@@ -4,6 +4,7 @@ import { systemClock, type Clock } from './Clock.js';
 import { CursorCodec } from './CursorCodec.js';
 import type { EngineHandle, Executor } from './Executor.js';
 import { defaultRecoveryPolicy, type RecoveryPolicy } from './RecoveryPolicy.js';
+import { nestsDeeperThan } from './jsonDepth.js';
 import { stableJson } from './stableJson.js';
 import {
   InvalidTransitionError,
@@ -14,6 +15,7 @@ import {
   TaskNotFoundError,
   TaskTerminalError,
   TaskTooLargeError,
+  TaskTooDeepError,
   isTaskError,
 } from './TaskError.js';
 import { jsonBytes } from './jsonBytes.js';
@@ -75,6 +77,8 @@ export interface EngineLimits {
   maxArgumentsBytes: number | null;
   /** Size cap of a stored outcome (result or error); a larger one fails the task instead. `null`: no cap. Default 4 MiB. */
   maxResultBytes: number | null;
+  /** Deepest nesting of arrays/objects accepted in a task's request params and in input answers. Default 64. */
+  maxJsonDepth: number;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -86,6 +90,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   listPageSize: 50,
   maxArgumentsBytes: 1024 * 1024,
   maxResultBytes: 4 * 1024 * 1024,
+  maxJsonDepth: 64,
 };
 
 export interface TaskEngineOptions {
@@ -194,6 +199,9 @@ export class TaskEngine implements EngineHandle {
 
   /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
   async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+    // Serializing a hostile depth would overflow the stack inside the store and read as a store failure.
+    this.checkDepth('params', input.request.params);
+    if (input.meta) this.checkDepth('params', input.meta);
     // Refused before anything is queued or stored, and before waiting behind the owner's other creations.
     this.checkSize('arguments', { request: input.request, meta: input.meta ?? {} });
     // One owner's creations run one at a time in this process, so racing creations do not queue work for tasks the
@@ -370,6 +378,7 @@ export class TaskEngine implements EngineHandle {
     taskId: string,
     answers: Record<string, InputAnswer>,
   ): Promise<{ accepted: string[] }> {
+    for (const answer of Object.values(answers)) this.checkDepth('input', answer);
     await this.get(scope, taskId);
     for (const answer of Object.values(answers)) this.checkSize('input', answer);
     let accepted: string[] = [];
@@ -726,6 +735,10 @@ export class TaskEngine implements EngineHandle {
     if (max === null) return;
     const bytes = jsonBytes(value);
     if (bytes > max) throw new TaskTooLargeError(what, bytes, max);
+  }
+
+  private checkDepth(what: 'params' | 'input', value: unknown): void {
+    if (nestsDeeperThan(value, this.limits.maxJsonDepth)) throw new TaskTooDeepError(what, this.limits.maxJsonDepth);
   }
 
   private visible(record: TaskRecord | undefined, scope: OwnerScope, lookup: string): TaskRecord {

@@ -86,6 +86,17 @@ export class TaskTooLargeError extends TaskError {
   }
 }
 
+/** Requestor data nested deeper than `EngineLimits.maxJsonDepth`; refused before anything is stored. */
+export class TaskTooDeepError extends TaskError {
+  readonly kind = 'too_deep';
+  constructor(
+    readonly what: 'params' | 'input',
+    readonly maxDepth: number,
+  ) {
+    super(`${what === 'params' ? 'Request params' : 'Input answer'} nested deeper than ${maxDepth} levels`);
+  }
+}
+
 /** The executor could not accept the work (e.g. the job queue is unreachable); the task was not created. */
 export class ExecutorUnavailableError extends TaskError {
   readonly kind = 'executor_unavailable';

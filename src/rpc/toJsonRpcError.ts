@@ -9,6 +9,7 @@ import {
   TaskNotFoundError,
   TaskTerminalError,
   TaskTooLargeError,
+  TaskTooDeepError,
   type JsonRpcErrorObject,
 } from '../engine/index.js';
 import { ErrorCodes } from './ErrorCodes.js';
@@ -53,6 +54,13 @@ export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retri
       code: ErrorCodes.INVALID_PARAMS,
       message: `${verb}: ${error.message}`,
       data: { limit: error.what === 'arguments' ? 'arguments_size' : 'input_size', maxBytes: error.maxBytes },
+    };
+  }
+  if (error instanceof TaskTooDeepError) {
+    return {
+      code: ErrorCodes.INVALID_PARAMS,
+      message: `Invalid params: ${error.message}`,
+      data: { limit: 'json_depth', maxDepth: error.maxDepth },
     };
   }
   if (error instanceof TaskLimitError) {
