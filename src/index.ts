@@ -2,3 +2,4 @@
 export * from './engine/index.js';
 export * from './server/index.js';
 export * from './stores/index.js';
+export * from './workflow/index.js';

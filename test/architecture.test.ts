@@ -15,7 +15,7 @@ function walk(dir: string): string[] {
   });
 }
 
-/** The layer of a file: `engine`, `rpc`, `server`, `client`, `cli`, or `stores/x`, `executors/x`, `dialects/x`. */
+/** The layer of a file: `engine`, `rpc`, `workflow`, `server`, `client`, `cli`, or `stores/x`, `executors/x`, `dialects/x`. */
 function layerOf(file: string): string {
   const parts = relative(src, file).split('/');
   const top = parts[0] as string;
@@ -53,8 +53,11 @@ function allowed(from: string, to: string): boolean {
       return to === 'engine';
     case 'dialects':
       return to === 'engine' || to === 'rpc' || to === 'dialects/shared';
+    case 'workflow':
+      // The step API for tool handlers: over the engine's journal, below the server that wires it in.
+      return to === 'engine';
     case 'server':
-      return ['engine', 'rpc', 'dialects', 'stores', 'executors'].includes(toTop as string);
+      return ['engine', 'rpc', 'dialects', 'stores', 'executors', 'workflow'].includes(toTop as string);
     case 'client':
       return to === 'rpc';
     case 'gateway':

@@ -17,6 +17,7 @@ import { registerFixturePrompts } from './fixturePrompts.js';
 import { fixtureRequestState } from './fixtureRequestState.js';
 import { registerFixtureResources } from './fixtureResources.js';
 import { FIXTURE_SCHEMA_TOOLS } from './fixtureSchemaTools.js';
+import { FIXTURE_WORKFLOW_TOOLS } from './fixtureWorkflowTools.js';
 import { object, text, type FixtureTool } from './FixtureTool.js';
 
 /** The longest `slow_compute` run. */
@@ -258,6 +259,7 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
   ...FIXTURE_SCHEMA_TOOLS,
   ...FIXTURE_INPUT_REQUIRED_TOOLS,
   ...FIXTURE_DIAGNOSTIC_TOOLS,
+  ...FIXTURE_WORKFLOW_TOOLS,
 };
 
 /** Task policies of the fixture tools, for the tasks runtime. */

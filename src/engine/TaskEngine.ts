@@ -6,6 +6,8 @@ import type { EngineHandle, Executor } from './Executor.js';
 import { defaultRecoveryPolicy, type RecoveryPolicy } from './RecoveryPolicy.js';
 import { nestsDeeperThan } from './jsonDepth.js';
 import { stableJson } from './stableJson.js';
+import { StaleLeaseError } from './StepJournal.js';
+import type { WakeEntry } from './StepJournalStore.js';
 import {
   InvalidTransitionError,
   StoreUnavailableError,
@@ -31,6 +33,7 @@ import type {
 } from './TaskRecord.js';
 import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
 import type { InsertResult, OwnerLimitKind, OwnerLimits, TaskStore } from './TaskStore.js';
+import { WakeScheduler } from './WakeScheduler.js';
 
 /**
  * Reads and writes are scoped to an owner; `ANY_OWNER` is for callers whose capability is the task id itself. It
@@ -108,6 +111,8 @@ export interface TaskEngineOptions {
   recheckIntervalMs?: number;
   /** Age after which a list cursor is refused as stale. Default 1 hour. */
   cursorTtlMs?: number;
+  /** How often durable timers (sleeps, retries, question deadlines) are read from the store. Default 1 s; 0 disables. */
+  wakeIntervalMs?: number;
   recoveryPolicy?: RecoveryPolicy;
   logger?: EngineLogger;
   /** Called after each lifecycle change is stored (creation, every terminal status, deletion, recovery). */
@@ -152,6 +157,8 @@ export class TaskEngine implements EngineHandle {
   private readonly recoveryIntervalMs: number;
   private readonly recheckIntervalMs: number;
   private readonly cursorTtlMs: number;
+  private readonly wakeIntervalMs: number;
+  private wakes: WakeScheduler | undefined;
   private cursors: CursorCodec | undefined;
   private readonly creating = new Map<string, Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
@@ -167,6 +174,7 @@ export class TaskEngine implements EngineHandle {
     this.recoveryIntervalMs = options.recoveryIntervalMs ?? this.leaseMs;
     this.recheckIntervalMs = options.recheckIntervalMs ?? 5_000;
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
+    this.wakeIntervalMs = options.wakeIntervalMs ?? 1000;
     this.recoveryPolicy = options.recoveryPolicy ?? defaultRecoveryPolicy();
     this.logger = options.logger ?? silentLogger;
     this.onLifecycle = options.onLifecycle;
@@ -181,16 +189,30 @@ export class TaskEngine implements EngineHandle {
   async start(): Promise<void> {
     if (this.started) return;
     await this.store.init();
+    await this.store.journal?.init();
     this.cursors = new CursorCodec(await this.store.getSecret(), this.cursorTtlMs);
     this.started = true;
     await this.recover();
     if (this.sweepIntervalMs > 0) this.every(this.sweepIntervalMs, () => this.sweep());
     if (this.recoveryIntervalMs > 0) this.every(this.recoveryIntervalMs, () => this.recover());
+    if (this.store.journal && this.wakeIntervalMs > 0) {
+      const onError = (error: unknown) => this.logger.error({ error: String(error) }, 'durable timer failed');
+      this.wakes = new WakeScheduler(
+        this.store.journal,
+        (entry) => this.wake(entry),
+        this.wakeIntervalMs,
+        this.clock,
+        onError,
+      );
+      this.wakes.start();
+    }
   }
 
   async close(): Promise<void> {
     for (const timer of this.timers) clearInterval(timer);
     this.timers = [];
+    this.wakes?.stop();
+    this.wakes = undefined;
     this.started = false;
     await this.store.close();
   }
@@ -364,6 +386,7 @@ export class TaskEngine implements EngineHandle {
   async delete(scope: OwnerScope, taskId: string): Promise<void> {
     const record = await this.get(scope, taskId);
     await this.guard(() => this.store.delete(record.taskId));
+    await this.guard(async () => this.store.journal?.remove(record.taskId));
     await this.publish(taskId);
     this.logger.info({ taskId, owner: record.owner }, 'task deleted');
     this.emit({ type: 'deleted', task: record });
@@ -398,6 +421,7 @@ export class TaskEngine implements EngineHandle {
           // The suspended work runs again with the answers; whoever completed the set hands it over.
           resumed = true;
           delete record.suspended;
+          delete record.wakeAt;
           if (this.executor?.leasesOnCreate) {
             record.runner = this.executor.runnerId;
             record.leaseUntil = this.clock.now() + this.leaseMs;
@@ -472,6 +496,77 @@ export class TaskEngine implements EngineHandle {
       return record;
     });
     return keys;
+  }
+
+  /**
+   * Suspends the run `attempt` of a workflow task so that it holds nothing (no runner, lease or memory): until `wakeAt`
+   * (a durable timer any instance honours) and/or until `requests` are answered (`input_required`, as for `suspend`).
+   * Whichever comes first runs the work again from the top. Throws StaleLeaseError for a superseded attempt.
+   */
+  async park(
+    taskId: string,
+    attempt: number,
+    options: {
+      wakeAt?: number;
+      requests?: Array<{ method: string; params?: Record<string, unknown> }>;
+      metaFor?: (keys: string[]) => Record<string, unknown>;
+    },
+  ): Promise<string[]> {
+    const { wakeAt, requests = [] } = options;
+    // The timer goes in first: a crash before the record is written leaves a timer that finds nothing to wake.
+    if (wakeAt !== undefined) await this.guard(async () => this.store.journal?.setWake(taskId, wakeAt));
+    let keys: string[] = [];
+    await this.mutate(taskId, (record) => {
+      keys = [];
+      if (isTerminal(record.status)) return null;
+      if (record.attempts !== attempt) throw new StaleLeaseError(taskId, `attempt ${attempt} was superseded`);
+      record.inputAnswers = {};
+      if (requests.length > 0) keys = this.addInputRequests(record, requests);
+      if (options.metaFor) record.meta = { ...record.meta, ...options.metaFor(keys) };
+      record.suspended = true;
+      if (wakeAt === undefined) delete record.wakeAt;
+      else record.wakeAt = wakeAt;
+      delete record.runner;
+      delete record.leaseUntil;
+      return record;
+    });
+    if (wakeAt !== undefined) this.wakes?.schedule({ taskId, wakeAt });
+    return keys;
+  }
+
+  /**
+   * Fires a durable timer: a task still parked until then goes back to `working` (unanswered questions are withdrawn)
+   * and to the executor. Timers of tasks that moved on are cleared. True when this call resumed the task.
+   */
+  async wake(entry: WakeEntry): Promise<boolean> {
+    const { taskId } = entry;
+    let woken = false;
+    let stale = false;
+    try {
+      const next = await this.mutate(taskId, (record) => {
+        woken = false;
+        stale = isTerminal(record.status) || !record.suspended || record.wakeAt !== entry.wakeAt;
+        if (stale || (record.wakeAt as number) > this.clock.now()) return null;
+        woken = true;
+        delete record.suspended;
+        delete record.wakeAt;
+        if (record.status === 'input_required') {
+          record.inputRequests = {};
+          this.transition(record, 'working');
+        }
+        if (this.executor?.leasesOnCreate) {
+          record.runner = this.executor.runnerId;
+          record.leaseUntil = this.clock.now() + this.leaseMs;
+        }
+        return record;
+      });
+      if (woken || stale) await this.guard(async () => this.store.journal?.clearWake(taskId, entry.wakeAt));
+      if (woken) await this.executor?.submit(next);
+    } catch (error) {
+      if (!(error instanceof TaskNotFoundError)) throw error;
+      await this.guard(async () => this.store.journal?.remove(taskId));
+    }
+    return woken;
   }
 
   /** Withdraws an outstanding input request (the work stopped waiting for it). */
@@ -655,7 +750,10 @@ export class TaskEngine implements EngineHandle {
     for (;;) {
       const removed = await this.guard(() => this.store.sweepExpired(this.clock.now(), batch));
       total += removed.length;
-      for (const record of removed) await this.publish(record.taskId);
+      for (const record of removed) {
+        await this.guard(async () => this.store.journal?.remove(record.taskId));
+        await this.publish(record.taskId);
+      }
       if (removed.length < batch) return total;
     }
   }

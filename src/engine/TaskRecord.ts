@@ -82,6 +82,8 @@ export interface TaskRecord {
    * the task to the executor again.
    */
   suspended?: boolean;
+  /** A suspended task's durable timer: the work runs again at this time (a sleep, a retry, a question's deadline). */
+  wakeAt?: number;
   recovery?: RecoveryMark;
   /** Runs started again because the process running the task died (resumes after input do not count). */
   recoveries?: number;

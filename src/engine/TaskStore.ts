@@ -1,3 +1,4 @@
+import type { StepJournalStore } from './StepJournalStore.js';
 import type { TaskEventBus } from './TaskEventBus.js';
 import type { TaskRecord } from './TaskRecord.js';
 
@@ -56,4 +57,6 @@ export interface TaskStore {
   renewLeases(runner: string, leaseUntil: number): Promise<void>;
   /** A random secret shared by every process using this store (signs list cursors). */
   getSecret(): Promise<Uint8Array>;
+  /** Step journal and durable timers for workflow tools, when the store has them (opened by the engine). */
+  readonly journal?: StepJournalStore;
 }

@@ -11,6 +11,7 @@ import {
   type TaskWork,
 } from '../engine/index.js';
 import { InProcessExecutor } from '../executors/index.js';
+import { journaledWork } from '../workflow/index.js';
 import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
@@ -125,7 +126,10 @@ export class McpTasks implements ConnectionHost {
       ...(options.limits && { limits: options.limits }),
     });
     const hooks: TaskWorkHooks = { onProgress: (task, params) => this.forwardProgress(task, params) };
-    const run = options.work ? options.work(this.engine, hooks) : createTaskWork(options.server, hooks);
+    const run = journaledWork(
+      this.engine,
+      options.work ? options.work(this.engine, hooks) : createTaskWork(options.server, hooks),
+    );
     this.executor = options.executor
       ? options.executor(this.engine, run)
       : new InProcessExecutor({

@@ -6,6 +6,7 @@ import {
   type TaskWork,
 } from '../../engine/index.js';
 import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/index.js';
+import { journaledWork } from '../../workflow/index.js';
 import { createStore } from '../createStore.js';
 import { createTaskWork } from '../createTaskWork.js';
 import type { ToolTaskPolicy } from '../../dialects/index.js';
@@ -76,7 +77,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     ...common,
     ...options.queue,
     engine,
-    work: options.work ? options.work(engine) : createTaskWork(options.server),
+    work: journaledWork(engine, options.work ? options.work(engine) : createTaskWork(options.server)),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
     ...(options.tools && { toolConcurrency: toolConcurrencyOf(options.tools) }),

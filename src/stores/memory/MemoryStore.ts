@@ -9,6 +9,7 @@ import {
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
+import { MemoryJournal } from './MemoryJournal.js';
 import { MinHeap } from './MinHeap.js';
 
 /** A stored task: the indexed fields as values, the whole record deeply frozen. */
@@ -38,6 +39,7 @@ function compareDesc(a: ListPosition, b: ListPosition): number {
 export class MemoryStore implements TaskStore {
   readonly kind = 'memory';
   readonly events = new LocalEventBus();
+  readonly journal = new MemoryJournal();
   private readonly tasks = new Map<string, Stored>();
   private readonly byKey = new Map<string, string>();
   /** Per owner, positions sorted newest first. */

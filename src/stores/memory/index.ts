@@ -1,1 +1,2 @@
 export { MemoryStore } from './MemoryStore.js';
+export * from './MemoryJournal.js';

@@ -13,6 +13,7 @@ import {
 } from '../../engine/index.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
+import { SqliteJournal } from './SqliteJournal.js';
 
 export interface SqliteStoreOptions {
   /** Database file path (created with its directory if missing), or ':memory:'. */
@@ -49,6 +50,7 @@ const ACTIVE = `status IN ('working', 'input_required')`;
 export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
   readonly events: SqliteEventBus;
+  readonly journal = new SqliteJournal(() => this.db);
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 

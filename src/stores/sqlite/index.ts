@@ -1,1 +1,2 @@
 export { SqliteStore, type SqliteStoreOptions } from './SqliteStore.js';
+export * from './SqliteJournal.js';

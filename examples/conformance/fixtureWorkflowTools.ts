@@ -1,0 +1,109 @@
+import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { withSteps, type Step } from '../../src/workflow/index.js';
+import { sleep } from '../shared/sleep.js';
+import { object, type FixtureArgs, type FixtureTool } from './FixtureTool.js';
+
+let defaultLog: string | undefined;
+
+/** The file every step closure appends `<taskId> <step>` to: MCP_TASKS_STEP_LOG, or a temporary file. */
+function stepLog(): string {
+  const configured = process.env['MCP_TASKS_STEP_LOG'];
+  if (configured) return configured;
+  defaultLog ??= join(mkdtempSync(join(tmpdir(), 'mcp-tasks-steps-')), 'steps.log');
+  return defaultLog;
+}
+
+/** Appends one line synchronously, so a kill -9 right after the closure returns cannot lose it. */
+function logRun(step: Step, id: string): void {
+  appendFileSync(stepLog(), `${step.taskId ?? 'direct'} ${id}\n`);
+}
+
+/** How many times each closure ran for this task, by the id it logged. */
+function runsOf(step: Step): Map<string, number> {
+  const log = stepLog();
+  const counts = new Map<string, number>();
+  if (!existsSync(log)) return counts;
+  const prefix = `${step.taskId ?? 'direct'} `;
+  for (const line of readFileSync(log, 'utf8').split('\n')) {
+    if (!line.startsWith(prefix)) continue;
+    const id = line.slice(prefix.length);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+const int = (args: FixtureArgs, name: string, fallback: number, max: number): number =>
+  Math.max(0, Math.min(max, Math.floor(Number(args[name] ?? fallback)) || 0));
+
+const WORKFLOW_POLICY = { taskSupport: 'optional', pollIntervalMs: 100, retrySafe: true } as const;
+
+/** Durable workflow tools: journaled steps, a durable sleep and a journaled question (the step API of src/workflow). */
+export const FIXTURE_WORKFLOW_TOOLS: Record<string, FixtureTool> = {
+  journaled_steps: {
+    description:
+      'Runs `steps` journaled steps; each sleeps `stepMs` and appends "<taskId> <step>" to $MCP_TASKS_STEP_LOG.',
+    inputSchema: object(
+      { steps: { type: 'integer', minimum: 0 }, stepMs: { type: 'integer', minimum: 0 }, label: { type: 'string' } },
+      ['steps'],
+    ),
+    policy: WORKFLOW_POLICY,
+    run: withSteps(async (args: FixtureArgs, step) => {
+      const steps = int(args, 'steps', 3, 1000);
+      const stepMs = int(args, 'stepMs', 100, 60_000);
+      for (let index = 0; index < steps; index++) {
+        await step.do(`step-${index}`, async ({ signal }) => {
+          await sleep(stepMs, signal);
+          logRun(step, String(index));
+        });
+        await step.status(`step ${index + 1} of ${steps} done`);
+      }
+      const counts = runsOf(step);
+      const runs = Array.from({ length: steps }, (_, index) => counts.get(String(index)) ?? 0);
+      return {
+        content: [{ type: 'text', text: `Ran ${steps} journaled steps for ${String(args['label'] ?? '')}` }],
+        structuredContent: { runs },
+      };
+    }),
+  },
+  durable_sleep: {
+    description: 'Journals the time, sleeps `ms` durably (holding nothing), then journals the time again.',
+    inputSchema: object({ ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } }, ['ms']),
+    policy: WORKFLOW_POLICY,
+    run: withSteps(async (args: FixtureArgs, step) => {
+      const before = await step.do('before', () => Date.now());
+      await step.sleep('nap', int(args, 'ms', 1000, 7 * 24 * 60 * 60 * 1000));
+      const after = await step.do('after', () => Date.now());
+      return {
+        content: [{ type: 'text', text: `Slept ${after - before}ms for ${String(args['label'] ?? '')}` }],
+        structuredContent: { sleptMs: after - before },
+      };
+    }),
+  },
+  journaled_question: {
+    description: 'Journals a preparation step, asks to confirm (boolean `confirm`), then journals a finishing step.',
+    inputSchema: object({ label: { type: 'string' } }),
+    policy: WORKFLOW_POLICY,
+    run: withSteps(async (args: FixtureArgs, step) => {
+      const label = String(args['label'] ?? '');
+      await step.do('prepare', () => logRun(step, 'prepare'));
+      const answer = await step.elicit('confirm', {
+        method: 'elicitation/create',
+        params: {
+          message: `Confirm ${label}?`,
+          requestedSchema: object({ confirm: { type: 'boolean' } }, ['confirm']),
+        },
+      });
+      const content = answer['content'] as Record<string, unknown> | undefined;
+      const confirm = answer['action'] === 'accept' && content?.['confirm'] === true;
+      await step.do('finish', () => logRun(step, 'finish'));
+      const prepareRuns = runsOf(step).get('prepare') ?? 0;
+      return {
+        content: [{ type: 'text', text: `${label}: ${confirm ? 'confirmed' : 'not confirmed'}` }],
+        structuredContent: { confirm, prepareRuns },
+      };
+    }),
+  },
+};

@@ -1,0 +1,122 @@
+import { StaleLeaseError } from '../engine/index.js';
+import { parseDuration } from './parseDuration.js';
+import type { ElicitOutcome, InputRequest, Step, StepConfig } from './Step.js';
+import { DuplicateStepError, StepResultError, isNonRetryable, reviveError, serializeError } from './StepErrors.js';
+import {
+  DEFAULT_RETRIES,
+  backoffDelay,
+  journalValue,
+  runStepClosure,
+  stepArgs,
+  type StepClosure,
+} from './runStepClosure.js';
+import type { WorkflowRun } from './WorkflowRun.js';
+
+/** Largest journaled step result (serialised). */
+export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
+/** Most steps one task may journal. */
+export const MAX_STEPS_PER_TASK = 10_000;
+
+/** The step API of a task run: every step goes through the task's journal in the store. */
+export class JournaledStep implements Step {
+  private readonly used = new Set<string>();
+
+  constructor(private readonly run: WorkflowRun) {}
+
+  get taskId(): string {
+    return this.run.taskId;
+  }
+
+  get signal(): AbortSignal {
+    return this.run.context.signal;
+  }
+
+  idempotencyKey(name: string): string {
+    return `${this.run.taskId}:${name}`;
+  }
+
+  async do<T>(name: string, configOrFn: StepConfig | StepClosure<T>, maybeFn?: StepClosure<T>): Promise<T> {
+    const { config, fn } = stepArgs(configOrFn, maybeFn);
+    const journal = await this.enter(name);
+    const begin = journal.beginStep(name);
+    if (begin.state === 'completed') return begin.value as T;
+    if (begin.state === 'failed') throw reviveError(begin.error);
+    if (begin.state === 'waiting') return this.run.suspend({ wakeAt: begin.wakeAt });
+    if (journal.size >= MAX_STEPS_PER_TASK) {
+      throw new StepResultError(name, `the task already has ${MAX_STEPS_PER_TASK} steps`);
+    }
+    let value: unknown;
+    try {
+      const result = await runStepClosure(name, fn, begin.attempt, this.signal, config.timeoutMs);
+      value = this.checked(name, result);
+    } catch (error) {
+      if (this.signal.aborted || error instanceof StaleLeaseError) throw error;
+      const policy = { ...DEFAULT_RETRIES, ...config.retries };
+      const terminal = isNonRetryable(error) || begin.attempt > policy.limit;
+      const retryAtMs = this.run.clock.now() + backoffDelay(begin.attempt, policy);
+      const written = await journal.failStep(name, serializeError(error), terminal ? { terminal } : { retryAtMs });
+      if (!written) this.run.stale(new StaleLeaseError(this.taskId, `step "${name}" was refused`));
+      if (terminal) throw error;
+      // The wait before the next attempt is durable: the task holds nothing until then.
+      return this.run.suspend({ wakeAt: retryAtMs });
+    }
+    if (!(await journal.completeStep(name, value))) {
+      this.run.stale(new StaleLeaseError(this.taskId, `step "${name}" was refused`));
+    }
+    return value as T;
+  }
+
+  sleep(name: string, duration: number | string): Promise<void> {
+    return this.sleepUntil(name, this.run.clock.now() + parseDuration(duration));
+  }
+
+  async sleepUntil(name: string, when: Date | number): Promise<void> {
+    const wakeAt = typeof when === 'number' ? when : when.getTime();
+    if (!Number.isFinite(wakeAt)) throw new TypeError(`Invalid time for sleep "${name}"`);
+    const journal = await this.enter(name);
+    const state = await journal.recordSleep(name, wakeAt).catch((error) => this.run.stale(error));
+    if (state.state === 'pending') this.run.suspend({ wakeAt: state.wakeAt });
+  }
+
+  async elicit(name: string, request: InputRequest, options: { timeoutMs?: number } = {}): Promise<ElicitOutcome> {
+    const journal = await this.enter(name);
+    const deadline = options.timeoutMs === undefined ? undefined : this.run.clock.now() + options.timeoutMs;
+    const state = await journal.recordElicit(name, request, deadline).catch((error) => this.run.stale(error));
+    if (state.state === 'answered') return state.response as ElicitOutcome;
+    if (state.state === 'timed_out') return { outcome: 'timed_out' };
+    return this.run.suspend({
+      request: state.request as InputRequest,
+      stepName: name,
+      ...(state.wakeAt !== undefined && { wakeAt: state.wakeAt }),
+    });
+  }
+
+  async status(message: string): Promise<void> {
+    if (this.run.stopped) return;
+    await this.run.context.setStatusMessage(message);
+  }
+
+  /** Every step starts here: names are unique, and a stopped run goes no further (spec R50 for cancellation). */
+  private async enter(name: string) {
+    if (this.run.stopped) {
+      this.signal.throwIfAborted();
+      this.run.suspend(this.run.suspension ?? {});
+    }
+    if (this.used.has(name)) throw new DuplicateStepError(name);
+    this.used.add(name);
+    return this.run.journal();
+  }
+
+  private checked(name: string, result: unknown): unknown {
+    let copy: { value?: unknown; text: string };
+    try {
+      copy = journalValue(result);
+    } catch (error) {
+      throw new StepResultError(name, error instanceof Error ? error.message : String(error));
+    }
+    if (Buffer.byteLength(copy.text) > MAX_STEP_RESULT_BYTES) {
+      throw new StepResultError(name, `it is larger than ${MAX_STEP_RESULT_BYTES} bytes`);
+    }
+    return copy.value;
+  }
+}

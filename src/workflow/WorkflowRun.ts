@@ -1,0 +1,121 @@
+import { randomBytes } from 'node:crypto';
+
+import { StaleLeaseError, StepJournal, type Clock, type TaskEngine, type TaskWorkContext } from '../engine/index.js';
+import type { InputRequest } from './Step.js';
+
+/** The part of the engine a workflow run uses. */
+export type WorkflowEngine = Pick<TaskEngine, 'store' | 'clock' | 'park'>;
+
+/** Where a run stopped: until a time, and/or until the question of step `stepName` is answered. */
+export interface Suspension {
+  wakeAt?: number;
+  request?: InputRequest;
+  stepName?: string;
+}
+
+/** Thrown through the handler when the run suspends or is superseded; the handler must let it pass. */
+export class WorkflowSuspended extends Error {
+  constructor() {
+    super('The workflow run suspended; the task resumes it later');
+    this.name = 'WorkflowSuspended';
+  }
+}
+
+/** Task meta key of the question keys of a parked run: task input key → step name. */
+const INPUTS_META = 'workflowInputs';
+
+const runs = new Map<string, WorkflowRun>();
+
+/**
+ * One run of a workflow task in this process: its journal (opened on the first step), and how it stopped. The tool's
+ * handler finds it through an unguessable token in the internal request's `_meta`.
+ */
+export class WorkflowRun {
+  readonly token = randomBytes(18).toString('base64url');
+  suspension: Suspension | undefined;
+  /** A newer run took the task over: this one stops without writing anything more. */
+  superseded = false;
+  private opening: Promise<StepJournal> | undefined;
+
+  constructor(
+    private readonly engine: WorkflowEngine,
+    readonly context: TaskWorkContext,
+  ) {
+    runs.set(this.token, this);
+  }
+
+  static find(token: unknown): WorkflowRun | undefined {
+    return typeof token === 'string' ? runs.get(token) : undefined;
+  }
+
+  get taskId(): string {
+    return this.context.task.taskId;
+  }
+
+  get clock(): Clock {
+    return this.engine.clock;
+  }
+
+  /** Whether the handler has to stop now (suspended, superseded or cancelled). */
+  get stopped(): boolean {
+    return this.suspension !== undefined || this.superseded || this.context.signal.aborted;
+  }
+
+  /** The journal of this attempt: claims the task's fence, then records answers that arrived while parked. */
+  journal(): Promise<StepJournal> {
+    this.opening ??= this.open();
+    return this.opening;
+  }
+
+  suspend(suspension: Suspension): never {
+    this.suspension = suspension;
+    throw new WorkflowSuspended();
+  }
+
+  /** Marks the run superseded when `error` says so and rethrows it as the stop signal. */
+  stale(error: unknown): never {
+    if (error instanceof StaleLeaseError) {
+      this.superseded = true;
+      throw new WorkflowSuspended();
+    }
+    throw error;
+  }
+
+  /** Parks the task as the run left it: nothing is held until the timer fires or the question is answered. */
+  async park(): Promise<void> {
+    const suspension = this.suspension;
+    if (!suspension || this.superseded) return;
+    const { wakeAt, request, stepName } = suspension;
+    try {
+      await this.engine.park(this.taskId, this.context.task.attempts, {
+        ...(wakeAt !== undefined && { wakeAt }),
+        ...(request && { requests: [request] }),
+        metaFor: (keys) => ({ [INPUTS_META]: keys[0] && stepName ? { [keys[0]]: stepName } : {} }),
+      });
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw error;
+    }
+  }
+
+  close(): void {
+    runs.delete(this.token);
+  }
+
+  private async open(): Promise<StepJournal> {
+    const store = this.engine.store.journal;
+    if (!store) throw new Error('The task store keeps no step journal');
+    const task = this.context.task;
+    const journal = await StepJournal.open(store, task.taskId, task.attempts, this.engine.clock).catch((error) =>
+      this.stale(error),
+    );
+    const meta = task.meta[INPUTS_META];
+    const inputs = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>) : {};
+    for (const [key, stepName] of Object.entries(inputs)) {
+      const answer = task.inputAnswers[key];
+      if (answer === undefined || typeof stepName !== 'string') continue;
+      const response = 'result' in answer ? answer.result : { outcome: 'error', error: answer.error };
+      await journal.answerElicit(stepName, response);
+    }
+    return journal;
+  }
+}

@@ -1,0 +1,245 @@
+import { join } from 'node:path';
+
+import type { ServerContext } from '@modelcontextprotocol/server';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { TaskEngine, type TaskStore, type TaskWork } from '../../src/engine/index.js';
+import { InProcessExecutor } from '../../src/executors/in-process/index.js';
+import { MemoryStore } from '../../src/stores/memory/index.js';
+import { SqliteStore } from '../../src/stores/sqlite/index.js';
+import {
+  NonRetryableError,
+  WORKFLOW_RUN_META,
+  journaledWork,
+  parseDuration,
+  withSteps,
+  type WorkflowHandler,
+} from '../../src/workflow/index.js';
+import { tempDir } from '../helpers/tmp.js';
+
+const request = { method: 'tools/call', params: { name: 'wf', arguments: {} } };
+
+/**
+ * The work of a task whose tool is `handler`: called as the internal call would call it, with the request's `_meta`
+ * (which carries the run's token) and the run's signal.
+ */
+function toolWork(handler: WorkflowHandler<Record<string, unknown>>): TaskWork {
+  const tool = withSteps(handler);
+  return async ({ task, signal }) => {
+    const params = task.request.params as { arguments: Record<string, unknown>; _meta: Record<string, unknown> };
+    const ctx = { mcpReq: { _meta: params._meta, signal } } as unknown as ServerContext;
+    return { kind: 'result', result: (await tool(params.arguments, ctx)) as Record<string, unknown> };
+  };
+}
+
+describe('the journaled step API on the engine', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  async function setup(handler: WorkflowHandler<Record<string, unknown>>, store: TaskStore = new MemoryStore()) {
+    const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 200 });
+    const executor = new InProcessExecutor({ engine, work: journaledWork(engine, toolWork(handler)) });
+    engine.setExecutor(executor);
+    await engine.start();
+    cleanups.push(async () => {
+      await executor.close();
+      await engine.close();
+    });
+    return { engine, executor };
+  }
+
+  it('parses durations as the official package does', () => {
+    expect(parseDuration(250)).toBe(250);
+    expect(parseDuration('5m')).toBe(300_000);
+    expect(parseDuration('1.5 hours')).toBe(5_400_000);
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(() => parseDuration('soon')).toThrow(TypeError);
+  });
+
+  it('retries a failing step with growing waits during which the task holds nothing', async () => {
+    const attempts: number[] = [];
+    const { engine } = await setup(async (_args, step) => {
+      const value = await step.do('flaky', { retries: { limit: 4, baseDelayMs: 120, maxDelayMs: 10_000 } }, () => {
+        attempts.push(Date.now());
+        if (attempts.length < 4) throw new Error(`transient ${attempts.length}`);
+        return 'ok';
+      });
+      return { content: [{ type: 'text', text: value }] };
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    // Between attempts: parked, no runner, no lease.
+    const parked = await waitFor(engine, task.taskId, (record) => record.suspended === true);
+    expect(parked.status).toBe('working');
+    expect(parked.runner).toBeUndefined();
+    expect(parked.leaseUntil).toBeUndefined();
+    const done = await engine.waitForTerminal(task.taskId);
+    expect(done?.outcome).toEqual({ kind: 'result', result: { content: [{ type: 'text', text: 'ok' }] } });
+    expect(attempts).toHaveLength(4);
+    const gaps = attempts.slice(1).map((at, i) => at - (attempts[i] as number));
+    // Jittered into [50 %, 100 %] of 120, 240, 480 ms: the third wait is always longer than the first.
+    expect(gaps[0]).toBeGreaterThanOrEqual(55);
+    expect(gaps[2]).toBeGreaterThan(gaps[0] as number);
+    expect(gaps[2]).toBeGreaterThanOrEqual(235);
+  });
+
+  it('fails a step at once on NonRetryableError, and the task ends with an isError result', async () => {
+    let runs = 0;
+    const { engine } = await setup(async (_args, step) => {
+      await step.do('boom', () => {
+        runs += 1;
+        throw new NonRetryableError('bad input');
+      });
+      return { content: [] };
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    const done = await engine.waitForTerminal(task.taskId);
+    expect(runs).toBe(1);
+    expect(done?.outcome).toEqual({
+      kind: 'result',
+      result: { content: [{ type: 'text', text: 'NonRetryableError: bad input' }], isError: true },
+    });
+  });
+
+  it('times a step out and retries it', async () => {
+    let runs = 0;
+    const { engine } = await setup(async (_args, step) => {
+      const value = await step.do('slow', { timeoutMs: 50, retries: { limit: 2, baseDelayMs: 10 } }, ({ signal }) => {
+        runs += 1;
+        if (runs === 1)
+          return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(signal.reason)));
+        return 'second';
+      });
+      return { content: [{ type: 'text', text: value }] };
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    const done = await engine.waitForTerminal(task.taskId);
+    expect(runs).toBe(2);
+    expect(done?.outcome).toEqual({ kind: 'result', result: { content: [{ type: 'text', text: 'second' }] } });
+  });
+
+  it('stops at the next step when cancelled and aborts the running closure', async () => {
+    const started: number[] = [];
+    let abortedAt: number | undefined;
+    const { engine } = await setup(async (_args, step) => {
+      for (let i = 0; i < 10; i++) {
+        await step.do(`s${i}`, ({ signal }) => {
+          started.push(i);
+          return new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(resolve, 150);
+            signal.addEventListener('abort', () => {
+              clearTimeout(timer);
+              abortedAt = i;
+              reject(signal.reason);
+            });
+          });
+        });
+      }
+      return { content: [] };
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    await until(() => started.length === 3);
+    await engine.cancel('o', task.taskId);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(started).toEqual([0, 1, 2]);
+    expect(abortedAt).toBe(2);
+    expect((await engine.get('o', task.taskId)).status).toBe('cancelled');
+  });
+
+  it('refuses the journal writes of a runner that was superseded, and that runner does not finish the task', async () => {
+    let release: (() => void) | undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let secondRunReached = false;
+    const { engine } = await setup(async (_args, step) => {
+      await step.do('a', async () => {
+        await gate;
+        return 'from the first run';
+      });
+      secondRunReached = true;
+      return { content: [{ type: 'text', text: 'finished' }] };
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    await until(async () => (await engine.store.journal?.read(task.taskId))?.length === 0 && !!release);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Another runner takes the task over (as after a lapsed lease) and claims its journal.
+    const takeover = await engine.markStarted(task.taskId, 'another-runner');
+    expect(takeover?.attempts).toBe(2);
+    expect(await engine.store.journal?.claim(task.taskId, 2)).toBe(true);
+    release?.();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(secondRunReached).toBe(false);
+    expect(await engine.store.journal?.read(task.taskId)).toEqual([]);
+    const record = await engine.get('o', task.taskId);
+    expect(record.status).toBe('working');
+    expect(record.runner).toBe('another-runner');
+  });
+
+  it('sleeps durably: nothing runs and no slot is held, and a new engine on the same file wakes it on time', async () => {
+    const path = join(tempDir(), 'sleep.db');
+    let afterRuns = 0;
+    const handler: WorkflowHandler<Record<string, unknown>> = async (_args, step) => {
+      const before = await step.do('before', () => Date.now());
+      await step.sleep('nap', 1500);
+      const after = await step.do('after', () => {
+        afterRuns += 1;
+        return Date.now();
+      });
+      return { content: [], structuredContent: { sleptMs: after - before, before } };
+    };
+    const first = await setup(handler, new SqliteStore({ path }));
+    const { task } = await first.engine.create({ owner: 'o', request, dialect: 't' });
+    const parked = await waitFor(first.engine, task.taskId, (record) => record.suspended === true);
+    expect(parked.status).toBe('working');
+    expect(parked.wakeAt).toBeGreaterThan(Date.now());
+    expect(first.executor.activeCount).toBe(0);
+    // This process goes away while the task sleeps; another one takes over.
+    await first.executor.close();
+    await first.engine.close();
+    const second = await setup(handler, new SqliteStore({ path }));
+    const done = await second.engine.waitForTerminal(task.taskId);
+    const result = (done?.outcome as unknown as { result: { structuredContent: { sleptMs: number } } }).result;
+    expect(result.structuredContent.sleptMs).toBeGreaterThanOrEqual(1500);
+    expect(result.structuredContent.sleptMs).toBeLessThan(1500 + 1500);
+    expect(afterRuns).toBe(1);
+  });
+
+  it('runs the same steps within the request when called without a task', async () => {
+    const calls: string[] = [];
+    const tool = withSteps<Record<string, unknown>>(async (_args, step) => {
+      expect(step.taskId).toBeUndefined();
+      const a = await step.do('a', () => {
+        calls.push('a');
+        return 2;
+      });
+      await step.sleep('pause', 20);
+      await expect(step.do('a', () => 3)).rejects.toThrow(/already used/);
+      return { content: [{ type: 'text', text: String(a * 21) }] };
+    });
+    const ctx = { mcpReq: { _meta: { [WORKFLOW_RUN_META]: 'not-a-run' }, signal: new AbortController().signal } };
+    expect(await tool({}, ctx as unknown as ServerContext)).toEqual({ content: [{ type: 'text', text: '42' }] });
+    expect(calls).toEqual(['a']);
+  });
+});
+
+async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const start = Date.now();
+  while (!(await predicate())) {
+    if (Date.now() - start > timeoutMs) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+async function waitFor(
+  engine: TaskEngine,
+  taskId: string,
+  predicate: (record: Awaited<ReturnType<TaskEngine['get']>>) => boolean,
+) {
+  let found: Awaited<ReturnType<TaskEngine['get']>> | undefined;
+  await until(async () => {
+    const record = await engine.get('o', taskId);
+    if (predicate(record)) found = record;
+    return found !== undefined;
+  });
+  return found as Awaited<ReturnType<TaskEngine['get']>>;
+}
