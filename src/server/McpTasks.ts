@@ -126,10 +126,10 @@ export class McpTasks implements ConnectionHost {
       ...(options.limits && { limits: options.limits }),
     });
     const hooks: TaskWorkHooks = { onProgress: (task, params) => this.forwardProgress(task, params) };
-    const run = journaledWork(
-      this.engine,
-      options.work ? options.work(this.engine, hooks) : createTaskWork(options.server, hooks),
-    );
+    // Custom work (e.g. a proxy) runs no local tools, so it needs no step journal.
+    const run = options.work
+      ? options.work(this.engine, hooks)
+      : journaledWork(this.engine, createTaskWork(options.server, hooks));
     this.executor = options.executor
       ? options.executor(this.engine, run)
       : new InProcessExecutor({

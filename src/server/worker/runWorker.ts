@@ -77,7 +77,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     ...common,
     ...options.queue,
     engine,
-    work: journaledWork(engine, options.work ? options.work(engine) : createTaskWork(options.server)),
+    work: options.work ? options.work(engine) : journaledWork(engine, createTaskWork(options.server)),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
     ...(options.tools && { toolConcurrency: toolConcurrencyOf(options.tools) }),
