@@ -1,6 +1,7 @@
 // The conformance fixture server: `npm run serve:conformance` (HTTP on 127.0.0.1:$PORT/mcp) or `--stdio`.
 // Store from MCP_TASKS_STORE (memory, a SQLite path; default: SQLite in a temporary directory).
 // MCP_TASKS_REQUEST_STATE_KEY: the HMAC key sealing the fixtures' requestState (default: random, per process).
+// MCP_TASKS_TOOL_CONCURRENCY: per-tool concurrency limits, `tool:n,tool:n`.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +10,8 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { createMcpTasks, guardStdin, serveHttp } from '../../src/server/index.js';
 import { queueExecutor } from '../../src/server/worker/index.js';
-import { createFixtureServer, FIXTURE_POLICIES } from './fixtureTools.js';
+import { fixturePolicies } from './fixturePolicies.js';
+import { createFixtureServer } from './fixtureTools.js';
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
 const store = process.env['MCP_TASKS_STORE'] ?? join(mkdtempSync(join(tmpdir(), 'mcp-tasks-fixture-')), 'tasks.db');
@@ -31,7 +33,7 @@ const queued = process.env['MCP_TASKS_EXECUTOR'] === 'queue';
 if (queued && !process.env['REDIS_URL']) throw new Error('MCP_TASKS_EXECUTOR=queue needs REDIS_URL');
 const tasks = await createMcpTasks({
   server: createFixtureServer,
-  tools: FIXTURE_POLICIES,
+  tools: fixturePolicies(process.env['MCP_TASKS_TOOL_CONCURRENCY']),
   store,
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',
   sep1686Requests: ['resources/read', 'prompts/get'],

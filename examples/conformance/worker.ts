@@ -4,6 +4,7 @@
 //   REDIS_URL                      Redis of the job queue; required
 //   MCP_TASKS_QUEUE                BullMQ queue name (default mcp-tasks)
 //   MCP_TASKS_WORKER_CONCURRENCY   tasks at once (default 16)
+//   MCP_TASKS_TOOL_CONCURRENCY     per-tool concurrency limits across the workers, `tool:n,tool:n`
 //   MCP_TASKS_LEASE_MS             lease of a running task; a dead worker is noticed within about twice this
 //   MCP_TASKS_SHUTDOWN_TIMEOUT_MS  how long SIGTERM lets running tasks finish before handing them back (default 30 s)
 //   MCP_TASKS_TOOL_EVENTS          a file to which every tool start, end and abort is appended as a JSON line (tests)
@@ -14,6 +15,7 @@ import { ProtocolError, type Server } from '@modelcontextprotocol/server';
 
 import type { EngineLogger } from '../../src/engine/index.js';
 import { runWorker } from '../../src/server/worker/index.js';
+import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer, FIXTURE_TOOLS } from './fixtureTools.js';
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
@@ -46,6 +48,7 @@ const worker = await runWorker({
   ...(env('MCP_TASKS_SHUTDOWN_TIMEOUT_MS') !== undefined && {
     shutdownTimeoutMs: env('MCP_TASKS_SHUTDOWN_TIMEOUT_MS'),
   }),
+  tools: fixturePolicies(process.env['MCP_TASKS_TOOL_CONCURRENCY']),
   engine: { ...(leaseMs !== undefined && { leaseMs }) },
   logger,
 });
