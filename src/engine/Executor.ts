@@ -1,4 +1,4 @@
-import type { InputAnswer, JsonRpcErrorObject, TaskOutcome, TaskRecord } from './TaskRecord.js';
+import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
 
 /** What a running task's work can do besides returning its outcome. */
 export interface TaskWorkContext {
@@ -6,6 +6,11 @@ export interface TaskWorkContext {
   /** Fires when the task is cancelled, deleted or expires, or the executor shuts down. */
   readonly signal: AbortSignal;
   setStatusMessage(message: string): Promise<void>;
+  /**
+   * Stores progress on the task (and its message as the statusMessage) for the process holding the requestor's
+   * connection to relay. Present where the work runs in another process than the requestor's connection.
+   */
+  reportProgress?(update: ProgressUpdate): Promise<void>;
   /**
    * Sends an input request to the requestor through the task: the task is `input_required` until every
    * outstanding request is answered. Resolves with the answer.
@@ -36,6 +41,7 @@ export interface EngineHandle {
   complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
   setStatusMessage(taskId: string, statusMessage: string): Promise<void>;
+  reportProgress(taskId: string, update: ProgressUpdate): Promise<void>;
   requestInput(
     taskId: string,
     requests: Array<{ method: string; params?: Record<string, unknown> }>,

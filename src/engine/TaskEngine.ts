@@ -25,9 +25,11 @@ import type {
   InputAnswer,
   JsonRpcErrorObject,
   PendingInput,
+  ProgressUpdate,
   RetentionPolicy,
   RetentionRequest,
   TaskOutcome,
+  TaskProgress,
   TaskRecord,
   TaskRequest,
 } from './TaskRecord.js';
@@ -617,6 +619,22 @@ export class TaskEngine implements EngineHandle {
     await this.mutate(taskId, (record) => {
       if (isTerminal(record.status) || record.statusMessage === statusMessage) return null;
       record.statusMessage = statusMessage;
+      return record;
+    });
+  }
+
+  /** Stores the work's latest progress (and its message as the statusMessage) in one write; ignored once terminal. */
+  async reportProgress(taskId: string, update: ProgressUpdate): Promise<void> {
+    await this.mutate(taskId, (record) => {
+      // spec R56: no progress once the task has ended.
+      if (isTerminal(record.status)) return null;
+      const progress: TaskProgress = { progress: update.progress, seq: (record.progress?.seq ?? 0) + 1 };
+      if (update.total !== undefined) progress.total = update.total;
+      if (update.message !== undefined) {
+        progress.message = update.message;
+        record.statusMessage = update.message;
+      }
+      record.progress = progress;
       return record;
     });
   }

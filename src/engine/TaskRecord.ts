@@ -37,6 +37,18 @@ export type RetentionPolicy = { kind: 'ttl'; ttlMs: number | null } | { kind: 'k
 export type RetentionRequest =
   { kind: 'ttl'; ttlMs?: number | null } | { kind: 'keepAlive'; keepAliveMs?: number | null };
 
+/** Progress the work reported, as `notifications/progress` carries it (spec R55). */
+export interface ProgressUpdate {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** The latest progress stored on a task; `seq` grows with every report, so a reader never goes backwards. */
+export interface TaskProgress extends ProgressUpdate {
+  seq: number;
+}
+
 /** How a task ended up in a terminal state through crash recovery, when it did. */
 export type RecoveryMark = 'failed-after-crash' | 'rerun-after-crash';
 
@@ -67,6 +79,11 @@ export interface TaskRecord {
   /** The wire generation that created the task. */
   dialect: string;
   progressToken?: string | number;
+  /**
+   * The latest progress of work that runs away from the requestor's connection (a queue worker), for the instance
+   * holding that connection to relay; work in the requestor's own process sends progress directly and leaves it unset.
+   */
+  progress?: TaskProgress;
   /** How a tools/call result with `isError: true` ends: the generations disagree, so the dialect decides. */
   toolErrorStatus: 'failed' | 'completed';
   /** Whether the work may be run again after the process running it died. */

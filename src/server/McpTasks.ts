@@ -21,6 +21,7 @@ import { warmModernLink } from './ModernInternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
 import type { CallerOptions } from './resolveCaller.js';
 import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
+import { ProgressRelay } from './ProgressRelay.js';
 import { TaskConnection, type ConnectionHost } from './TaskConnection.js';
 
 export type TaskSupport = ToolTaskPolicy['taskSupport'];
@@ -91,6 +92,7 @@ export class McpTasks implements ConnectionHost {
   private readonly policyOf: ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined) | undefined;
   private readonly connections = new Map<string, TaskConnection>();
   private readonly rate: RateLimiter | undefined;
+  private readonly progressRelay: ProgressRelay | undefined;
 
   private constructor(
     private readonly options: McpTasksOptions,
@@ -122,7 +124,11 @@ export class McpTasks implements ConnectionHost {
       ...options.engine,
       store,
       logger: this.logger,
-      ...(this.metrics && { onLifecycle: (event) => this.metrics?.observe(event) }),
+      onLifecycle: (event) => {
+        options.engine?.onLifecycle?.(event);
+        this.metrics?.observe(event);
+        if (event.type === 'created') this.relayProgressOf(event.task);
+      },
       ...(options.limits && { limits: options.limits }),
     });
     const hooks: TaskWorkHooks = { onProgress: (task, params) => this.forwardProgress(task, params) };
@@ -140,6 +146,11 @@ export class McpTasks implements ConnectionHost {
           toolConcurrency: (name) => this.policies.get(name)?.concurrency,
         });
     this.engine.setExecutor(this.executor);
+    // Work in this process sends progress directly (forwardProgress); work elsewhere stores it on the task.
+    this.progressRelay =
+      this.executor instanceof InProcessExecutor
+        ? undefined
+        : new ProgressRelay(this.engine, (task, params) => this.forwardProgress(task, params));
   }
 
   /** Creates the runtime, opens the store and recovers tasks a previous process left running. */
@@ -173,6 +184,7 @@ export class McpTasks implements ConnectionHost {
 
   unregister(connection: TaskConnection): void {
     this.connections.delete(connection.id);
+    this.progressRelay?.dropConnection(connection.id);
   }
 
   /** Wraps a transport so the server connected to it speaks tasks. */
@@ -196,17 +208,34 @@ export class McpTasks implements ConnectionHost {
 
   /** Stops running tasks (they are recovered by the next process) and closes the store. */
   async close(): Promise<void> {
+    this.progressRelay?.close();
     await this.executor.close();
     await this.engine.close();
   }
 
-  /** spec R55: progress keeps the requestor's original token, on the connection that created the task. */
-  private forwardProgress(task: TaskRecord, params: Record<string, unknown>): void {
-    const connectionId = task.meta['connectionId'];
-    const connection = typeof connectionId === 'string' ? this.connections.get(connectionId) : undefined;
-    if (connection && task.progressToken !== undefined && params['progressToken'] === task.progressToken) {
+  /**
+   * spec R55: progress keeps the requestor's original token, on the connection that created the task. False when
+   * that connection is not (or no longer) in this process.
+   */
+  private forwardProgress(task: TaskRecord, params: Record<string, unknown>): boolean {
+    const connection = this.connectionOf(task);
+    if (!connection) return false;
+    if (task.progressToken !== undefined && params['progressToken'] === task.progressToken) {
       void connection.notify({ jsonrpc: '2.0', method: 'notifications/progress', params });
     }
+    return true;
+  }
+
+  /** Relays stored progress of a task created here with a progress token, when its work runs elsewhere. */
+  private relayProgressOf(task: TaskRecord): void {
+    const connection = this.connectionOf(task);
+    if (this.progressRelay && connection && task.progressToken !== undefined)
+      this.progressRelay.watch(task, connection.id);
+  }
+
+  private connectionOf(task: TaskRecord): TaskConnection | undefined {
+    const connectionId = task.meta['connectionId'];
+    return typeof connectionId === 'string' ? this.connections.get(connectionId) : undefined;
   }
 }
 

@@ -1,5 +1,6 @@
 import {
   SUSPENDED,
+  type ProgressUpdate,
   type TaskOutcome,
   type TaskRecord,
   type TaskSuspension,
@@ -42,7 +43,15 @@ export function createTaskWork(factory: ServerFactory, hooks: TaskWorkHooks = {}
       // spec R56: nothing more once the task has ended.
       if (context.signal.aborted) return;
       hooks.onProgress?.(task, params);
-      if (typeof params['message'] === 'string') status.write(params['message']);
+      const message = typeof params['message'] === 'string' ? params['message'] : undefined;
+      if (typeof params['progress'] === 'number' && Number.isFinite(params['progress'])) {
+        const total = params['total'];
+        status.write(message, {
+          progress: params['progress'],
+          ...(typeof total === 'number' && Number.isFinite(total) && { total }),
+          ...(message !== undefined && { message }),
+        });
+      } else if (message !== undefined) status.write(message);
     };
     const run =
       task.meta['inputStyle'] === 'multiRoundTrip'
@@ -96,23 +105,39 @@ async function runMultiRoundTrip(
   return SUSPENDED;
 }
 
-/** Status messages from frequent progress, written at most every 250 ms per task; the last one always lands. */
-export function throttledStatus(context: Pick<TaskWorkContext, 'signal' | 'setStatusMessage'>): {
-  write(message: string): void;
+/**
+ * Status messages and progress from frequent reports, written at most every 250 ms per task: within that window the
+ * latest report wins (the latest message is kept even when a later report has none), and the last one always lands.
+ * Progress is stored only where the context can (`reportProgress`: work running away from the requestor).
+ */
+export function throttledStatus(context: Pick<TaskWorkContext, 'signal' | 'setStatusMessage' | 'reportProgress'>): {
+  write(message: string | undefined, progress?: ProgressUpdate): void;
   stop(): void;
 } {
   let last = 0;
   let timer: NodeJS.Timeout | undefined;
-  const flush = (message: string) => {
+  let pending: { message?: string; progress?: ProgressUpdate } = {};
+  const flush = () => {
     last = Date.now();
-    if (!context.signal.aborted) context.setStatusMessage(message).catch(() => {});
+    const { message, progress } = pending;
+    pending = {};
+    if (context.signal.aborted) return;
+    const written =
+      progress && context.reportProgress
+        ? context.reportProgress(message === undefined ? progress : { ...progress, message })
+        : message !== undefined
+          ? context.setStatusMessage(message)
+          : undefined;
+    written?.catch(() => {});
   };
   return {
-    write(message) {
+    write(message, progress) {
       clearTimeout(timer);
+      if (message !== undefined) pending.message = message;
+      if (progress !== undefined) pending.progress = progress;
       const wait = last + STATUS_INTERVAL_MS - Date.now();
-      if (wait <= 0) flush(message);
-      else timer = setTimeout(() => flush(message), wait);
+      if (wait <= 0) flush();
+      else timer = setTimeout(flush, wait);
     },
     stop() {
       clearTimeout(timer);

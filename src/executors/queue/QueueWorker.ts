@@ -256,6 +256,8 @@ export class QueueWorker {
       task,
       signal: controller.signal,
       setStatusMessage: (message) => this.engine.setStatusMessage(taskId, message),
+      // The requestor's connection is on a server instance: progress travels through the store to it.
+      reportProgress: (update) => this.engine.reportProgress(taskId, update),
       requestInput: async (request) => {
         const [key] = await this.engine.requestInput(taskId, [request]);
         try {
