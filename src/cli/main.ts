@@ -80,6 +80,10 @@ function program(
     .addHelpText('after', EXIT_HELP)
     .exitOverride();
   const globals = (command: Command) => command.optsWithGlobals<GlobalOptions>();
+  // `--store` is also the root's handle store, and the root parses it wherever it appears; for `proxy` and `worker`,
+  // which keep no handles, a `--store` on the command line is the task store.
+  const taskStore = (own: string | undefined) =>
+    own ?? (root.getOptionValueSource('store') === 'cli' ? (root.opts()['store'] as string | undefined) : undefined);
 
   root
     .command('serve')
@@ -101,7 +105,10 @@ function program(
     .option('--redis <url>', 'Redis of the job queue (default: $REDIS_URL)')
     .option('--concurrency <n>', 'tasks run at once', '16')
     .option('--queue <name>', 'queue name (default mcp-tasks)')
-    .action((options: WorkerOptions) => run((reporter) => runWorkerCommand(options, reporter)));
+    .action((options: WorkerOptions) => {
+      const store = taskStore(options.store);
+      run((reporter) => runWorkerCommand({ ...options, ...(store !== undefined && { store }) }, reporter));
+    });
 
   root
     .command('proxy')
@@ -121,9 +128,11 @@ function program(
     .option('--queue <name>', 'queue name (default mcp-tasks)')
     .option('--tools <spec>', 'task support per tool: <glob>=<forbidden|optional|required>[,…]', '*=optional')
     .option('--config <file>', 'JSON: per-tool ttlMs, pollIntervalMs, retrySafe, timeoutMs, concurrency; limits')
-    .action((options: ProxyCommandOptions, command: Command) =>
-      run((reporter) => runProxy({ ...options, verbose: globals(command).verbose === true }, server, reporter)),
-    );
+    .action((options: ProxyCommandOptions, command: Command) => {
+      const store = taskStore(options.store);
+      const verbose = globals(command).verbose === true;
+      run((reporter) => runProxy({ ...options, ...(store !== undefined && { store }), verbose }, server, reporter));
+    });
 
   root
     .command('call')

@@ -116,6 +116,7 @@ export async function runProxy(
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
-  await proxy.close();
+  // Shutting down must not hang on an upstream that no longer answers.
+  await Promise.race([proxy.close(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
   return EXIT_CODES.completed;
 }
