@@ -12,6 +12,7 @@ import type {
 } from '../../engine/index.js';
 import { migratePostgres } from './migrations.js';
 import { PgEventBus } from './PgEventBus.js';
+import { PgJournal } from './PgJournal.js';
 import { pgNames, type PgNames } from './pgNames.js';
 
 export interface PostgresStoreOptions {
@@ -56,6 +57,7 @@ const types = {
 export class PostgresStore implements TaskStore {
   readonly kind = 'postgres';
   readonly events: PgEventBus;
+  readonly journal: PgJournal;
   private readonly pool: pg.Pool;
   private readonly ownPool: boolean;
   private readonly names: PgNames;
@@ -78,6 +80,7 @@ export class PostgresStore implements TaskStore {
     const listenerConfig: pg.ClientConfig = options.pool
       ? { ...options.pool.options }
       : { connectionString: options.connectionString };
+    this.journal = new PgJournal(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.events = new PgEventBus({
       pool: this.pool,
       listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },

@@ -12,6 +12,7 @@ import {
   type TaskStore,
 } from '../../engine/index.js';
 import { closeConnection, RedisEventBus } from './RedisEventBus.js';
+import { RedisJournal } from './RedisJournal.js';
 import { listMember, redisKeys, type RedisKeys } from './redisKeys.js';
 import { DELETE, FIND_STALE, GET_BY_KEY, INSERT, LIST, RENEW, REPLACE, SWEEP } from './redisScripts.js';
 
@@ -54,6 +55,7 @@ type Reply = string | null;
 export class RedisStore implements TaskStore {
   readonly kind = 'redis';
   readonly events: RedisEventBus;
+  readonly journal: RedisJournal;
   private readonly redis: Redis;
   private readonly ownClient: boolean;
   private readonly keys: RedisKeys;
@@ -74,6 +76,7 @@ export class RedisStore implements TaskStore {
       this.redis.on('error', (error: Error) => options.logger?.warn({ error: String(error) }, 'redis connection'));
     }
     for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
+    this.journal = new RedisJournal(this.redis, this.keys.prefix);
     const subscriber = this.redis.duplicate({
       lazyConnect: true,
       // A recognisable name in CLIENT LIST; unique per bus so one can be told apart from another.
