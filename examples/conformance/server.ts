@@ -2,6 +2,7 @@
 // Store from MCP_TASKS_STORE (memory, a SQLite path; default: SQLite in a temporary directory).
 // MCP_TASKS_REQUEST_STATE_KEY: the HMAC key sealing the fixtures' requestState (default: random, per process).
 // MCP_TASKS_TOOL_CONCURRENCY: per-tool concurrency limits, `tool:n,tool:n`.
+// MCP_TASKS_TOOL_EVENTS: a file to which every tool start, end and abort of tasks run here is appended (tests).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { createMcpTasks, guardStdin, serveHttp } from '../../src/server/index.js
 import { queueExecutor } from '../../src/server/worker/index.js';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';
+import { withToolEvents } from './withToolEvents.js';
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
 const store = process.env['MCP_TASKS_STORE'] ?? join(mkdtempSync(join(tmpdir(), 'mcp-tasks-fixture-')), 'tasks.db');
@@ -31,8 +33,9 @@ const limits = {
 // MCP_TASKS_EXECUTOR=queue: tasks run in fixture workers (`npm run worker:conformance`) through BullMQ on REDIS_URL.
 const queued = process.env['MCP_TASKS_EXECUTOR'] === 'queue';
 if (queued && !process.env['REDIS_URL']) throw new Error('MCP_TASKS_EXECUTOR=queue needs REDIS_URL');
+const toolEvents = process.env['MCP_TASKS_TOOL_EVENTS'];
 const tasks = await createMcpTasks({
-  server: createFixtureServer,
+  server: toolEvents ? withToolEvents(toolEvents) : createFixtureServer,
   tools: fixturePolicies(process.env['MCP_TASKS_TOOL_CONCURRENCY']),
   store,
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',

@@ -9,14 +9,11 @@
 //   MCP_TASKS_SHUTDOWN_TIMEOUT_MS  how long SIGTERM lets running tasks finish before handing them back (default 30 s)
 //   MCP_TASKS_TOOL_EVENTS          a file to which every tool start, end and abort is appended as a JSON line (tests)
 // Logs are JSON lines on stderr; "fixture worker ready" once it takes jobs.
-import { appendFileSync } from 'node:fs';
-
-import { ProtocolError, type Server } from '@modelcontextprotocol/server';
-
 import type { EngineLogger } from '../../src/engine/index.js';
 import { runWorker } from '../../src/server/worker/index.js';
 import { fixturePolicies } from './fixturePolicies.js';
-import { createFixtureServer, FIXTURE_TOOLS } from './fixtureTools.js';
+import { createFixtureServer } from './fixtureTools.js';
+import { withToolEvents } from './withToolEvents.js';
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
 const required = (name: string): string => {
@@ -65,31 +62,3 @@ const shutdown = async (signal: string) => {
 };
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
-
-/**
- * The fixture server, with every tools/call recorded in `path`: shows in tests which process ran a tool and that a
- * cancellation reached the tool's own AbortSignal.
- */
-function withToolEvents(path: string): () => Server {
-  const record = (entry: Record<string, unknown>) =>
-    appendFileSync(path, `${JSON.stringify({ ...entry, pid: process.pid, time: Date.now() })}\n`);
-  return () => {
-    const server = createFixtureServer();
-    server.setRequestHandler('tools/call', async (request, ctx) => {
-      const tool = FIXTURE_TOOLS[request.params.name];
-      if (!tool) throw new ProtocolError(-32602, `Unknown tool: ${request.params.name}`);
-      const entry = { tool: request.params.name, arguments: request.params.arguments ?? {} };
-      record({ ...entry, event: 'start' });
-      ctx.mcpReq.signal.addEventListener('abort', () => record({ ...entry, event: 'abort' }), { once: true });
-      try {
-        const result = await tool.run(request.params.arguments ?? {}, ctx);
-        record({ ...entry, event: 'end' });
-        return result as never;
-      } catch (error) {
-        record({ ...entry, event: 'error', error: String(error) });
-        throw error;
-      }
-    });
-    return server;
-  };
-}

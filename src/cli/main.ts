@@ -104,6 +104,12 @@ function program(
     )
     .option('--redis <url>', 'Redis of the job queue (default: $REDIS_URL)')
     .option('--concurrency <n>', 'tasks run at once', '16')
+    .option('--max-running-per-owner <n>', "of those, one owner's at most (default: three quarters)")
+    .option(
+      '--policies <name>',
+      "export holding the tool policies, if any: a tool's `concurrency` holds across workers",
+      'TASK_POLICIES',
+    )
     .option('--queue <name>', 'queue name (default mcp-tasks)')
     .action((options: WorkerOptions) => {
       const store = taskStore(options.store);

@@ -16,6 +16,7 @@ import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dia
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
 import { TaskMetrics } from './TaskMetrics.js';
+import { toolConcurrencyOf } from './toolConcurrencyOf.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
 import { warmModernLink } from './ModernInternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
@@ -143,7 +144,10 @@ export class McpTasks implements ConnectionHost {
           work: run,
           concurrency: options.concurrency ?? 16,
           ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
-          toolConcurrency: (name) => this.policies.get(name)?.concurrency,
+          toolConcurrency:
+            typeof options.tools === 'function'
+              ? (name) => this.policyFor(name)?.concurrency
+              : toolConcurrencyOf(options.tools),
         });
     this.engine.setExecutor(this.executor);
     // Work in this process sends progress directly (forwardProgress); work elsewhere stores it on the task.

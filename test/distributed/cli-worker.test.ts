@@ -37,6 +37,10 @@ if (redisUrl && postgresUrl) {
           queue.name,
           '--concurrency',
           '2',
+          '--max-running-per-owner',
+          '2',
+          '--policies',
+          'FIXTURE_POLICIES',
         ],
         { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
       );

@@ -1,10 +1,14 @@
 // Fair sharing and per-tool limits at the wire, with real processes: two principals on one fixture server running
 // tasks in-process, and on a fixture server feeding fixture workers through BullMQ.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { HttpFixture, type HttpPeer } from '../helpers/rawWire.js';
+import { tempDir } from '../helpers/tmp.js';
 import { isolatedQueue, sqliteBackend, type StoreBackend } from './backends.js';
-import { Cluster } from './cluster.js';
+import { Cluster, type ToolEvent } from './cluster.js';
 import { core20251125 as wire } from './dialects.js';
 import { redisUrl, unique } from './suites.js';
 
@@ -23,25 +27,76 @@ async function oneOwnerCannotStarveAnother(alice: HttpPeer, bob: HttpPeer): Prom
   for (const taskId of long) await wire.cancel(alice, taskId);
 }
 
-describe('fair sharing at the wire, in-process executor', () => {
-  let fixture: HttpFixture;
-  const peers: HttpPeer[] = [];
+/**
+ * Eight tasks of a tool limited to 2, from two principals: all complete, and the tool's own start/end records (appended
+ * to one file in the order they happen) never show more than 2 runs at once. Returns the pids that ran them.
+ */
+async function neverMoreThanTheToolLimit(
+  peers: HttpPeer[],
+  eventsFor: (label: string) => ToolEvent[],
+): Promise<Set<number>> {
+  const label = unique('limited');
+  const tasks: Array<[HttpPeer, string]> = [];
+  for (let i = 0; i < 8; i++) {
+    const peer = peers[i % 2] as HttpPeer;
+    tasks.push([peer, await wire.create(peer, 'slow_compute', { seconds: 0.4, label })]);
+  }
+  for (const [peer, taskId] of tasks) {
+    expect((await wire.result(peer, taskId)).content).toEqual([{ type: 'text', text: `Computed ${label} in 0.4s` }]);
+  }
+  let running = 0;
+  let peak = 0;
+  const events = eventsFor(label);
+  for (const event of events) {
+    running += event.event === 'start' ? 1 : -1;
+    peak = Math.max(peak, running);
+  }
+  expect(events.filter((event) => event.event === 'start')).toHaveLength(8);
+  expect(peak).toBe(2);
+  return new Set(events.map((event) => event.pid));
+}
 
+/** An HTTP fixture running tasks in-process, with peers for alice and bob. */
+function inProcessFixture(env: Record<string, string> = {}) {
+  const state = { peers: [] as HttpPeer[] } as { fixture: HttpFixture; peers: HttpPeer[] };
   beforeAll(async () => {
-    fixture = await HttpFixture.start({ env: { MCP_TASKS_TEST_TOKENS: TOKENS } });
+    state.fixture = await HttpFixture.start({ env: { MCP_TASKS_TEST_TOKENS: TOKENS, ...env } });
     for (const name of ['alice', 'bob']) {
-      const peer = await fixture.peer(bearer(name));
+      const peer = await state.fixture.peer(bearer(name));
       await wire.initialize(peer);
-      peers.push(peer);
+      state.peers.push(peer);
     }
   });
   afterAll(async () => {
-    for (const peer of peers) await peer.close();
-    await fixture?.close();
+    for (const peer of state.peers) await peer.close();
+    await state.fixture?.close();
   });
+  return state;
+}
+
+describe('fair sharing at the wire, in-process executor', () => {
+  const { peers } = inProcessFixture();
 
   it("one principal's 16 long tasks do not keep another's 0-second task waiting", async () => {
     await oneOwnerCannotStarveAnother(peers[0] as HttpPeer, peers[1] as HttpPeer);
+  });
+});
+
+describe('per-tool concurrency at the wire, in-process executor', () => {
+  const toolEvents = join(tempDir(), 'tool-events.jsonl');
+  const { peers } = inProcessFixture({
+    MCP_TASKS_TOOL_CONCURRENCY: 'slow_compute:2',
+    MCP_TASKS_TOOL_EVENTS: toolEvents,
+  });
+
+  it('never runs more than the tool policy allows at once, counted in the tool, and every task completes', async () => {
+    const eventsFor = (label: string) =>
+      readFileSync(toolEvents, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as ToolEvent)
+        .filter((event) => event.arguments['label'] === label);
+    await neverMoreThanTheToolLimit(peers, eventsFor);
   });
 });
 
@@ -91,28 +146,8 @@ if (redisUrl) {
     const state = queueCluster(2, { MCP_TASKS_TOOL_CONCURRENCY: 'slow_compute:2' });
 
     it('never runs more than the tool policy allows at once, counted in the tool, and every task completes', async () => {
-      const label = unique('limited');
-      const tasks: Array<[HttpPeer, string]> = [];
-      for (let i = 0; i < 8; i++) {
-        const peer = state.peers[i % 2] as HttpPeer;
-        tasks.push([peer, await wire.create(peer, 'slow_compute', { seconds: 0.4, label })]);
-      }
-      for (const [peer, taskId] of tasks) {
-        expect((await wire.result(peer, taskId)).content).toEqual([
-          { type: 'text', text: `Computed ${label} in 0.4s` },
-        ]);
-      }
-      // The workers append every start and end to one file, in the order they happen.
-      let running = 0;
-      let peak = 0;
-      const events = state.cluster.toolEventsFor(label);
-      for (const event of events) {
-        running += event.event === 'start' ? 1 : -1;
-        peak = Math.max(peak, running);
-      }
-      expect(events.filter((event) => event.event === 'start')).toHaveLength(8);
-      expect(new Set(events.map((event) => event.pid)).size).toBe(2);
-      expect(peak).toBe(2);
+      const pids = await neverMoreThanTheToolLimit(state.peers, (label) => state.cluster.toolEventsFor(label));
+      expect(pids.size).toBe(2);
     });
   });
 }

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { runWorker, type ServerFactory } from '../../server/index.js';
+import { runWorker, type RunWorkerOptions, type ServerFactory } from '../../server/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
 import { UsageError } from '../UsageError.js';
@@ -12,6 +12,8 @@ export interface WorkerOptions {
   store?: string;
   redis?: string;
   concurrency: string;
+  maxRunningPerOwner?: string;
+  policies: string;
   queue?: string;
 }
 
@@ -25,9 +27,11 @@ export async function runWorkerCommand(options: WorkerOptions, reporter: Reporte
   const redisUrl = options.redis ?? process.env['REDIS_URL'];
   if (!store) throw new UsageError('--store (or MCP_TASKS_STORE) names the task store the server instances share');
   if (!redisUrl) throw new UsageError('--redis (or REDIS_URL) names the Redis of the job queue');
-  const concurrency = Number(options.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new UsageError(`--concurrency is a positive integer; got "${options.concurrency}"`);
+  const concurrency = positiveInteger('--concurrency', options.concurrency);
+  const maxRunningPerOwner =
+    options.maxRunningPerOwner === undefined
+      ? undefined
+      : positiveInteger('--max-running-per-owner', options.maxRunningPerOwner);
   const module = (await import(pathToFileURL(resolve(options.module)).href)) as Record<string, unknown>;
   const factory = module[options.export] ?? module['default'];
   if (typeof factory !== 'function') {
@@ -35,11 +39,16 @@ export async function runWorkerCommand(options: WorkerOptions, reporter: Reporte
       `${options.module} exports no server factory named "${options.export}" (nor a default export)`,
     );
   }
+  const policies = module[options.policies];
+  if (policies !== undefined && (typeof policies !== 'object' || policies === null))
+    throw new UsageError(`${options.module} exports "${options.policies}", but it is not an object of tool policies`);
   const worker = await runWorker({
     server: factory as ServerFactory,
     store,
     redisUrl,
     concurrency,
+    ...(maxRunningPerOwner !== undefined && { maxRunningPerOwner }),
+    ...(policies !== undefined && { tools: policies as NonNullable<RunWorkerOptions['tools']> }),
     ...(options.queue !== undefined && { queueName: options.queue }),
   });
   reporter.note(`worker ${worker.runnerId} running tasks from ${redisUrl}`);
@@ -49,4 +58,10 @@ export async function runWorkerCommand(options: WorkerOptions, reporter: Reporte
   });
   await worker.close();
   return EXIT_CODES.completed;
+}
+
+function positiveInteger(flag: string, value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${flag} is a positive integer; got "${value}"`);
+  return number;
 }

@@ -11,6 +11,7 @@ import { createStore } from '../createStore.js';
 import { createTaskWork } from '../createTaskWork.js';
 import type { ToolTaskPolicy } from '../../dialects/index.js';
 import type { ServerFactory } from '../ServerLike.js';
+import { toolConcurrencyOf } from '../toolConcurrencyOf.js';
 
 export interface RunWorkerOptions {
   /** The same server factory the server instances use: tasks run their tools on fresh instances of it. */
@@ -58,6 +59,8 @@ export interface WorkerHandle {
  * Its engine also takes part in recovery: a task whose worker died is queued again (retry-safe) or failed.
  */
 export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle> {
+  // Checked before anything is opened or connected.
+  const toolConcurrency = options.tools && toolConcurrencyOf(options.tools);
   const store = typeof options.store === 'object' ? options.store : await createStore(options.store);
   const engine = new TaskEngine({
     ...options.engine,
@@ -80,7 +83,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     work: options.work ? options.work(engine) : journaledWork(engine, createTaskWork(options.server)),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
-    ...(options.tools && { toolConcurrency: toolConcurrencyOf(options.tools) }),
+    ...(toolConcurrency && { toolConcurrency }),
     ...(options.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: options.shutdownTimeoutMs }),
   });
   try {
@@ -106,13 +109,4 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
       return closing;
     },
   };
-}
-
-/** The per-tool concurrency limits named in tool policies. */
-function toolConcurrencyOf(tools: NonNullable<RunWorkerOptions['tools']>): Record<string, number> {
-  const limits: Record<string, number> = {};
-  for (const [name, policy] of Object.entries(tools)) {
-    if (typeof policy === 'object' && policy.concurrency !== undefined) limits[name] = policy.concurrency;
-  }
-  return limits;
 }
