@@ -122,6 +122,32 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
       );
     },
   },
+  rename_file: {
+    description: 'Asks for a new name, then for confirmation (two elicitations, one after the other).',
+    inputSchema: object({ filename: { type: 'string' } }, ['filename']),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200 },
+    run: async (args, ctx) => {
+      const from = String(args['filename']);
+      const named = await ctx.mcpReq.elicitInput(
+        { message: `New name for ${from}?`, requestedSchema: object({ name: { type: 'string' } }, ['name']) } as never,
+        HUMAN_TIMEOUT,
+      );
+      if (named.action !== 'accept') return text(`Kept ${from} (${named.action})`);
+      const to = String(named.content?.['name']);
+      const confirmed = await ctx.mcpReq.elicitInput(
+        {
+          message: `Rename ${from} to ${to}?`,
+          requestedSchema: object({ confirm: { type: 'boolean' } }, ['confirm']),
+        } as never,
+        HUMAN_TIMEOUT,
+      );
+      return text(
+        confirmed.action === 'accept' && confirmed.content?.['confirm'] === true
+          ? `Renamed ${from} to ${to}`
+          : `Kept ${from} (${confirmed.action})`,
+      );
+    },
+  },
   test_tool_with_task: {
     description: 'Asks for a user name (multi-round-trip input), then works on it as a task.',
     inputSchema: object({}),

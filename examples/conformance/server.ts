@@ -42,6 +42,10 @@ const tasks = await createMcpTasks({
   sep1686Requests: ['resources/read', 'prompts/get'],
   limits,
   ...(rate && { rateLimit: { perSecond: rate[0] as number, burst: rate[1] as number } }),
+  heldCalls: {
+    ...(env('MCP_TASKS_HELD_MAX') !== undefined && { maxHeld: env('MCP_TASKS_HELD_MAX') as number }),
+    ...(env('MCP_TASKS_HELD_MS') !== undefined && { holdMs: env('MCP_TASKS_HELD_MS') as number }),
+  },
   engine: { ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }) },
   ...(queued && {
     executor: queueExecutor({

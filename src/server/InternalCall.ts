@@ -29,6 +29,8 @@ export interface InternalCallHooks {
   /** A request from the tool (elicitation, sampling, roots) that the requestor must answer. */
   requestInput(request: { method: string; params?: Record<string, unknown> }): Promise<InputAnswer>;
   onProgress?(params: Record<string, unknown>): void;
+  /** A log message of the tool (`notifications/message`); tasks drop them, a plain call relays them. */
+  onLog?(params: Record<string, unknown>): void;
 }
 
 /**
@@ -129,9 +131,9 @@ class InternalLink {
       void this.answer(message);
       return;
     }
-    if (isJsonRpcNotification(message) && message.method === 'notifications/progress' && isObject(message.params)) {
-      this.hooks.onProgress?.(message.params);
-    }
+    if (!isJsonRpcNotification(message) || !isObject(message.params)) return;
+    if (message.method === 'notifications/progress') this.hooks.onProgress?.(message.params);
+    else if (message.method === 'notifications/message') this.hooks.onLog?.(message.params);
   }
 
   /** Requests from the tool: input requests go to the requestor through the task; pings are answered here. */

@@ -16,6 +16,7 @@ import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dia
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
 import { TaskMetrics } from './TaskMetrics.js';
+import { HeldCalls, type HeldCallLimits } from './HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
 import { warmModernLink } from './ModernInternalCall.js';
@@ -67,6 +68,11 @@ export interface McpTasksOptions {
   sep1686Requests?: Array<'resources/read' | 'prompts/get'>;
   /** Prometheus metrics (see TaskMetrics): `true` for a registry of their own, or the registry to add them to. */
   metrics?: boolean | { registry: Registry };
+  /**
+   * Plain 2026-07-28 calls (no task) of request-style tools that wait for their client's answers: how many at once
+   * and for how long. See docs/limits.md.
+   */
+  heldCalls?: Partial<HeldCallLimits>;
   /** Task operations per owner; `false` disables the limit. Default 50/s with bursts of 100. */
   rateLimit?: RateLimit | false;
   logger?: EngineLogger;
@@ -89,6 +95,7 @@ export class McpTasks implements ConnectionHost {
   readonly executor: Executor;
   /** Present when the `metrics` option is set. */
   readonly metrics: TaskMetrics | undefined;
+  readonly heldCalls: HeldCalls;
   private readonly policies = new Map<string, ToolTaskPolicy>();
   private readonly policyOf: ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined) | undefined;
   private readonly connections = new Map<string, TaskConnection>();
@@ -103,6 +110,7 @@ export class McpTasks implements ConnectionHost {
     this.sep = new SepDialect({ requests: new Set(options.sep1686Requests ?? []) });
     this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
+    this.heldCalls = new HeldCalls(options.server, options.heldCalls);
     this.rate = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
     if (typeof options.tools === 'function') this.policyOf = options.tools;
     else {
@@ -212,6 +220,7 @@ export class McpTasks implements ConnectionHost {
 
   /** Stops running tasks (they are recovered by the next process) and closes the store. */
   async close(): Promise<void> {
+    this.heldCalls.close();
     this.progressRelay?.close();
     await this.executor.close();
     await this.engine.close();

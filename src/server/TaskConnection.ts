@@ -34,6 +34,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../rpc/index.js';
+import type { HeldCalls } from './HeldCalls.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from './ServerLike.js';
 
@@ -46,6 +47,8 @@ export interface ConnectionHost {
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
+  /** Plain 2026-07-28 calls of request-style tools, suspended while their client answers. */
+  readonly heldCalls: HeldCalls;
   policyFor(toolName: string): ToolTaskPolicy | undefined;
   /** Throws a TaskLimitError when the owner exceeds the rate limit (spec R69). */
   checkRate(owner: string): void;
@@ -53,7 +56,8 @@ export interface ConnectionHost {
   unregister(connection: TaskConnection): void;
 }
 
-type Handler = (request: JsonRpcRequest, ctx: DialectContext) => Promise<DialectAnswer>;
+/** `plainCall`: the handler serves a call without a task, which the task rate limit does not count. */
+type Handler = ((request: JsonRpcRequest, ctx: DialectContext) => Promise<DialectAnswer>) & { plainCall?: true };
 
 const CORE_METHODS: ReadonlySet<string> = new Set(CORE_TASK_METHODS);
 const EXT_METHODS: ReadonlySet<string> = new Set(EXT_TASK_METHODS);
@@ -228,6 +232,12 @@ export class TaskConnection implements TransportLike {
       return (r, ctx) => ext.toolsCall(r, ctx);
     }
     if (EXT_METHODS.has(request.method)) return (r, ctx) => ext.tasksMethod(r, ctx);
+    const held = this.host.heldCalls;
+    if (request.method === 'tools/call' && held.claims(request, (name) => this.host.policyFor(name))) {
+      return Object.assign((r: JsonRpcRequest, ctx: DialectContext) => held.toolsCall(r, ctx), {
+        plainCall: true as const,
+      });
+    }
     return undefined;
   }
 
@@ -240,7 +250,7 @@ export class TaskConnection implements TransportLike {
         : this.inner.send(response, { relatedRequestId: request.id });
     const run = async (): Promise<DialectAnswer> => {
       const ctx = this.contextFor(request, extra, controller.signal);
-      this.host.checkRate(ctx.caller.owner);
+      if (!handler.plainCall) this.host.checkRate(ctx.caller.owner);
       return handler(request, ctx);
     };
     run()

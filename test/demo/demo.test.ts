@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { HttpPeer, ROOT, eventually } from '../helpers/rawWire.js';
+import { HttpPeer, ModernPeer, ROOT, eventually } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** The demo server as `npm start` runs it, on a free port and a throwaway SQLite file. */
@@ -168,6 +168,47 @@ describe('the demo server (npm start)', () => {
       }
     });
   }
+
+  it('research called plainly on 2026-07-28 without the tasks extension asks through input_required', async () => {
+    const modern = new ModernPeer(demo.url);
+    modern.capabilities = { elicitation: { form: {} } };
+    const params = { name: 'research', arguments: { topic: 'mercury', depth: 1 } };
+    const asked = await modern.request('tools/call', params, { declare: false });
+    const round = asked.result as {
+      resultType: string;
+      inputRequests: Record<string, { method: string; params: { requestedSchema: unknown } }>;
+      requestState: string;
+    };
+    expect(round.resultType).toBe('input_required');
+    const [key, question] = Object.entries(round.inputRequests)[0] as [string, { method: string }];
+    expect(question.method).toBe('elicitation/create');
+    const answered = await modern.request(
+      'tools/call',
+      {
+        ...params,
+        inputResponses: { [key]: { action: 'accept', content: { meaning: 'the planet' } } },
+        requestState: round.requestState,
+      },
+      { declare: false },
+    );
+    expect(answered.result?.['content']).toEqual([
+      { type: 'text', text: 'Report on mercury (the planet): 4 sources reviewed across 4 stages.' },
+    ]);
+
+    const again = (await modern.request('tools/call', params, { declare: false })).result as typeof round;
+    const declined = await modern.request(
+      'tools/call',
+      {
+        ...params,
+        inputResponses: { [Object.keys(again.inputRequests)[0] as string]: { action: 'decline' } },
+        requestState: again.requestState,
+      },
+      { declare: false },
+    );
+    expect(declined.result?.['content']).toEqual([
+      { type: 'text', text: 'Research on "mercury" stopped: the question was declined.' },
+    ]);
+  });
 
   it('run_test_suite only runs as a task; word_count answers at once', async () => {
     expect(
