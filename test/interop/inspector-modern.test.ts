@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 
-import { HttpFixture, ROOT } from '../helpers/rawWire.js';
+import { ROOT } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
-import { RecordingProxy } from './helpers/recordingProxy.js';
+import { recordedFixture } from './helpers/recordingProxy.js';
 
 const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 
@@ -55,23 +55,14 @@ const printedResult = (run: CliRun): Record<string, unknown> | undefined =>
   (run.stdout?.['result'] as Record<string, unknown> | undefined) ?? run.stdout;
 
 describe('interop: the Inspector CLI 2.12 (modern era, 2026-07-28 + tasks extension)', () => {
-  let fixture: HttpFixture;
-  let proxy: RecordingProxy;
-  beforeAll(async () => {
-    fixture = await HttpFixture.start();
-    // The CLI cannot be instrumented: a recording proxy shows what it really did on the wire.
-    proxy = await RecordingProxy.start(fixture.url);
-  });
-  afterAll(async () => {
-    await proxy?.close();
-    await fixture?.close();
-  });
+  // The CLI cannot be instrumented: a recording proxy shows what it really did on the wire.
+  const recorded = recordedFixture();
   beforeEach(() => {
-    proxy.exchanges.length = 0;
+    recorded.proxy.exchanges.length = 0;
   });
 
   const toolCall = (tool: string, ...toolArgs: string[]) =>
-    inspector(proxy.url, [
+    inspector(recorded.proxy.url, [
       '--method',
       'tools/call',
       '--tool-name',
@@ -81,21 +72,21 @@ describe('interop: the Inspector CLI 2.12 (modern era, 2026-07-28 + tasks extens
 
   /** The one task the CLI's tools/call created, and the tasks/get polls it sent for it. */
   function taskTraffic() {
-    const [call] = proxy.calls('tools/call');
+    const [call] = recorded.proxy.calls('tools/call');
     const created = call?.response?.result as { resultType?: string; taskId?: string } | undefined;
-    return { call, created, polls: proxy.calls('tasks/get') };
+    return { call, created, polls: recorded.proxy.calls('tasks/get') };
   }
 
   it('negotiates 2026-07-28 with server/discover and declares the tasks extension', async () => {
-    const run = await inspector(proxy.url, ['--method', 'tools/list']);
+    const run = await inspector(recorded.proxy.url, ['--method', 'tools/list']);
     expect(run.exitCode).toBe(0);
     const tools = (printedResult(run)?.['tools'] ?? []) as Array<{ name: string; execution?: unknown }>;
     expect(tools.map((tool) => tool.name)).toEqual(expect.arrayContaining(['greet', 'generate_report', 'failing_job']));
     // spec §3.1: execution.taskSupport does not exist on the 2026-07-28 wire.
     for (const tool of tools) expect(tool.execution).toBeUndefined();
 
-    expect(proxy.exchanges.some((exchange) => exchange.message?.method === 'initialize')).toBe(false);
-    const [discover] = proxy.calls('server/discover');
+    expect(recorded.proxy.exchanges.some((exchange) => exchange.message?.method === 'initialize')).toBe(false);
+    const [discover] = recorded.proxy.calls('server/discover');
     expect(discover?.headers['mcp-protocol-version']).toBe('2026-07-28');
     expect(discover?.request.params?.['_meta']).toMatchObject({
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -116,7 +107,7 @@ describe('interop: the Inspector CLI 2.12 (modern era, 2026-07-28 + tasks extens
       content: [{ type: 'text', text: 'Hello, Ada!' }],
     });
     expect(taskTraffic().created?.resultType).toBe('complete');
-    expect(proxy.calls('tasks/get')).toEqual([]);
+    expect(recorded.proxy.calls('tasks/get')).toEqual([]);
   });
 
   it('follows a task-required tool through its task and prints the result', async () => {

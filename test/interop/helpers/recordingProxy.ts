@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { afterAll, beforeAll } from 'vitest';
+
+import { HttpFixture } from '../../helpers/rawWire.js';
+
 export type WireMessage = Record<string, unknown> & {
   id?: string | number | null;
   method?: string;
@@ -158,4 +162,22 @@ function takeEvents(buffer: string, into: WireMessage[]): string {
     if (data) into.push(JSON.parse(data) as WireMessage);
   }
   return rest;
+}
+
+/**
+ * The fixture server behind a recording proxy for the enclosing `describe` block (started before its tests, stopped
+ * after them): third-party clients talk to `proxy.url`, the test reads `proxy.exchanges`.
+ */
+export function recordedFixture(): { readonly proxy: RecordingProxy } {
+  let fixture: HttpFixture | undefined;
+  const state = {} as { proxy: RecordingProxy };
+  beforeAll(async () => {
+    fixture = await HttpFixture.start();
+    state.proxy = await RecordingProxy.start(fixture.url);
+  });
+  afterAll(async () => {
+    await state.proxy?.close();
+    await fixture?.close();
+  });
+  return state;
 }

@@ -1,0 +1,26 @@
+// Runs under Node 22 (what @ai-sdk/mcp requires): one plain tools/call from the AI SDK's MCP client, which speaks
+// 2026-07-28 and does not declare the tasks extension. Usage: node aiSdkCall.mjs <url> <tool> <json args> <json answers>
+// where answers is a list of ElicitResults handed out in order. Prints one JSON line: { protocolVersion, asked, result }
+// or { error }.
+import { createMCPClient, ElicitationRequestSchema } from '@ai-sdk/mcp';
+
+const [url, tool, args, answers] = process.argv.slice(2);
+const queue = JSON.parse(answers ?? '[]');
+const asked = [];
+const client = await createMCPClient({
+  transport: { type: 'http', url },
+  clientName: 'ai-sdk-interop',
+  capabilities: { elicitation: {} },
+});
+client.onElicitationRequest(ElicitationRequestSchema, (request) => {
+  asked.push(request.params.message);
+  return queue.shift() ?? { action: 'cancel' };
+});
+try {
+  const result = await client.callTool({ name: tool, arguments: JSON.parse(args ?? '{}') });
+  process.stdout.write(`${JSON.stringify({ protocolVersion: client.protocolVersion ?? null, asked, result })}\n`);
+} catch (error) {
+  process.stdout.write(`${JSON.stringify({ asked, error: String(error?.message ?? error) })}\n`);
+} finally {
+  await client.close();
+}
