@@ -11,7 +11,8 @@ import {
 import { ErrorCodes, toJsonRpcError, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { requestGuardResponse, type RequestGuardOptions } from './requestGuardResponse.js';
-import { MemoryEventStore } from './MemoryEventStore.js';
+import { EventStoreBudget, MemoryEventStore } from './MemoryEventStore.js';
+import { SessionRegistry } from './SessionRegistry.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 
@@ -26,20 +27,47 @@ export interface TasksHttpHandlerOptions extends RequestGuardOptions {
   authenticate?: (
     request: Request,
   ) => Promise<AuthInfoLike | undefined | Response> | AuthInfoLike | undefined | Response;
-  /** A 2025-era session without requests for this long is closed (its tasks go on). Default 30 minutes. */
+  /**
+   * A 2025-era session with no request in flight for this long is closed (its tasks go on). Default 30 minutes.
+   */
   sessionIdleMs?: number;
+  /** Open 2025-era sessions in all; further initializes are refused with 503. Default 1000. */
+  maxSessions?: number;
+  /**
+   * Open sessions of one client (its principal, else its remote address); at the cap its least recently used idle
+   * session is closed to make room. Default 100.
+   */
+  maxSessionsPerClient?: number;
+  /** Bounds of the event stores that let 2025-era sessions resume dropped streams. */
+  eventStore?: {
+    /** All sessions together. Default 256 MiB. */
+    maxBytes?: number;
+    /** One session. Default 16 MiB. */
+    maxBytesPerSession?: number;
+    /** How long an answered stream stays resumable. Default 60 s. */
+    answeredRetentionMs?: number;
+  };
   /** Task ids one `subscriptions/listen` may name. Default 1000. */
   maxListenTaskIds?: number;
 }
 
 export interface TasksHttpHandler {
-  fetch(request: Request): Promise<Response>;
+  /** `remoteAddress` tells clients apart for the per-client session cap when requests are not authenticated. */
+  fetch(request: Request, info?: { remoteAddress?: string }): Promise<Response>;
   close(): Promise<void>;
   /** Open 2025-era sessions. */
   readonly sessionCount: number;
+  /** Bytes held by the sessions' event stores together. */
+  readonly eventStoreBytes: number;
 }
 
 const DEFAULT_MAX_LISTEN_TASK_IDS = 1000;
+const DEFAULT_MAX_SESSIONS = 1000;
+const DEFAULT_MAX_SESSIONS_PER_CLIENT = 100;
+const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
+const DEFAULT_EVENT_STORE_BYTES = 256 * 1024 * 1024;
+const DEFAULT_EVENT_STORE_BYTES_PER_SESSION = 16 * 1024 * 1024;
+const DEFAULT_ANSWERED_RETENTION_MS = 60_000;
 
 /**
  * One HTTP endpoint for every wire generation: 2025-era traffic gets stateful sessions (or the stateless idiom for a
@@ -52,25 +80,29 @@ export function createTasksHttpHandler(
   options: TasksHttpHandlerOptions = {},
 ): TasksHttpHandler {
   const attached = tasks.wrapFactory(factory);
-  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; seen: number }>();
-  const idleMs = options.sessionIdleMs ?? 30 * 60 * 1000;
+  const sessions = new SessionRegistry({
+    maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    maxSessionsPerClient: options.maxSessionsPerClient ?? DEFAULT_MAX_SESSIONS_PER_CLIENT,
+    idleMs: options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS,
+  });
+  const eventBudget = new EventStoreBudget(options.eventStore?.maxBytes ?? DEFAULT_EVENT_STORE_BYTES);
+  const eventLimits = {
+    maxBytesPerSession: options.eventStore?.maxBytesPerSession ?? DEFAULT_EVENT_STORE_BYTES_PER_SESSION,
+    answeredRetentionMs: options.eventStore?.answeredRetentionMs ?? DEFAULT_ANSWERED_RETENTION_MS,
+  };
   // Clients that vanish without DELETE would otherwise keep their session (and its event store) forever.
-  const sweeper = setInterval(
-    () => {
-      const cutoff = Date.now() - idleMs;
-      for (const [id, session] of sessions) {
-        if (session.seen >= cutoff) continue;
-        sessions.delete(id);
-        void session.transport.close().catch(() => {});
-      }
-    },
-    Math.min(60_000, Math.max(1000, idleMs / 2)),
-  );
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const sweeper = setInterval(() => sessions.sweep(), Math.min(60_000, Math.max(1000, idleMs / 2)));
   sweeper.unref();
   const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
   const maxListenTaskIds = options.maxListenTaskIds ?? DEFAULT_MAX_LISTEN_TASK_IDS;
 
-  async function legacy(request: Request, authInfo: AuthInfoLike | undefined, body: unknown): Promise<Response> {
+  async function legacy(
+    request: Request,
+    authInfo: AuthInfoLike | undefined,
+    body: unknown,
+    client: string,
+  ): Promise<Response> {
     const sessionId = request.headers.get('mcp-session-id');
     const handleOptions = {
       ...(authInfo && { authInfo: authInfo as never }),
@@ -80,31 +112,52 @@ export function createTasksHttpHandler(
       const session = sessions.get(sessionId);
       if (!session) return jsonRpcErrorResponse(404, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
       session.seen = Date.now();
-      return session.transport.handleRequest(request, handleOptions);
+      return sessions.track(session, await session.transport.handleRequest(request, handleOptions));
     }
-    const opensSession = isInitialize(body);
-    const transport = new WebStandardStreamableHTTPServerTransport({
-      ...(opensSession
-        ? {
-            sessionIdGenerator: () => randomUUID(),
-            onsessioninitialized: (id: string) => void sessions.set(id, { transport, seen: Date.now() }),
-            onsessionclosed: (id: string) => void sessions.delete(id),
-            // A dropped stream (a long tasks/result) can be resumed with Last-Event-ID instead of losing its answer.
-            eventStore: new MemoryEventStore(),
-            retryInterval: 1000,
-          }
-        : { sessionIdGenerator: undefined }),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
-    };
+    if (!isInitialize(body)) return serveStateless(request, authInfo, handleOptions);
+    const admission = sessions.admit(client);
+    if (admission.refused !== undefined)
+      return jsonRpcErrorResponse(503, ErrorCodes.TRANSPORT_REFUSED, `${admission.refused}; retry later`, {
+        'retry-after': String(Math.ceil(Math.min(idleMs, 60_000) / 1000)),
+      });
+    try {
+      // A dropped stream (a long tasks/result) can be resumed with Last-Event-ID instead of losing its answer.
+      const events = new MemoryEventStore(eventBudget, eventLimits);
+      const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id: string) =>
+          sessions.add(id, { transport, events, client, seen: Date.now(), inFlight: 0 }),
+        onsessionclosed: (id: string) => sessions.delete(id),
+        eventStore: events,
+        retryInterval: 1000,
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+        events.clear();
+      };
+      const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
+      await server.connect(transport);
+      const response = await transport.handleRequest(request, handleOptions);
+      if (!transport.sessionId) events.clear();
+      return response;
+    } finally {
+      admission.release();
+    }
+  }
+
+  async function serveStateless(
+    request: Request,
+    authInfo: AuthInfoLike | undefined,
+    handleOptions: Parameters<WebStandardStreamableHTTPServerTransport['handleRequest']>[1],
+  ): Promise<Response> {
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
     await server.connect(transport);
     return transport.handleRequest(request, handleOptions);
   }
 
   return {
-    async fetch(request) {
+    async fetch(request, info) {
       const refused = requestGuardResponse(request, options);
       if (refused) return refused;
       const unserved = unservedMethodResponse(request);
@@ -172,7 +225,7 @@ export function createTasksHttpHandler(
       }
       // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
       if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body)))
-        return legacy(request, auth, body);
+        return legacy(request, auth, body, clientKey(auth, info?.remoteAddress));
       return modern.fetch(request, {
         ...(auth && { authInfo: auth as never }),
         ...(body !== undefined && { parsedBody: body }),
@@ -180,12 +233,14 @@ export function createTasksHttpHandler(
     },
     async close() {
       clearInterval(sweeper);
-      await Promise.allSettled([...sessions.values()].map(({ transport }) => transport.close()));
-      sessions.clear();
+      await sessions.closeAll();
       await modern.close();
     },
     get sessionCount() {
       return sessions.size;
+    },
+    get eventStoreBytes() {
+      return eventBudget.used;
     },
   };
 }
@@ -210,6 +265,13 @@ function unservedMethodResponse(request: Request): Response | undefined {
       { allow: 'POST' },
     );
   return undefined;
+}
+
+/** Who a session belongs to for the per-client cap: the principal when authenticated, else the remote address. */
+function clientKey(auth: AuthInfoLike | undefined, remoteAddress: string | undefined): string {
+  const subject = auth?.extra?.['sub'];
+  if (auth?.clientId || typeof subject === 'string') return `principal:${JSON.stringify([auth?.clientId, subject])}`;
+  return `address:${remoteAddress ?? 'unknown'}`;
 }
 
 function isInitialize(body: unknown): boolean {

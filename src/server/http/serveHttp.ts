@@ -23,10 +23,12 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   /** Serves the runtime's Prometheus metrics here when it has them (`metrics` option), e.g. `/metrics`. */
   metricsPath?: string;
   /**
-   * Bytes of a response the client has not read yet before the server cuts the connection (a client that never
-   * reads its stream). Default 8 MiB.
+   * Bytes of a response the client has not read yet before the server cuts the connection (a client that does not
+   * keep up with its stream). Default 32 MiB (above a session's event store, so a full replay fits).
    */
   maxPendingBytes?: number;
+  /** A client that reads nothing of its pending output for this long is cut off. Default 30 s. */
+  slowReaderMs?: number;
   /** Serves the Protected Resource Metadata (RFC 9728) under /.well-known/oauth-protected-resource; `jwtAuth` sets it. */
   protectedResource?: ProtectedResourceOptions;
 }
@@ -39,7 +41,8 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-const DEFAULT_MAX_PENDING_BYTES = 8 * 1024 * 1024;
+const DEFAULT_MAX_PENDING_BYTES = 32 * 1024 * 1024;
+const DEFAULT_SLOW_READER_MS = 30_000;
 
 /** Serves the tasks-enabled MCP server over Streamable HTTP on node:http. */
 export async function serveHttp(
@@ -52,7 +55,7 @@ export async function serveHttp(
   const handler = createTasksHttpHandler(tasks, factory, options);
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
 
-  async function route(request: Request): Promise<Response> {
+  async function route(request: Request, remoteAddress: string | undefined): Promise<Response> {
     // Every path, not only the MCP one: metrics and 404s answer nothing to a foreign page or a rebound host name.
     const refused = requestGuardResponse(request, options);
     if (refused) return refused;
@@ -73,7 +76,7 @@ export async function serveHttp(
       if (metadata) return metadata;
     }
     if (pathname !== path) return new Response('Not found', { status: 404, headers: { 'content-type': 'text/plain' } });
-    return handler.fetch(request);
+    return handler.fetch(request, remoteAddress === undefined ? undefined : { remoteAddress });
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -81,7 +84,7 @@ export async function serveHttp(
     res.once('close', () => abort.abort());
     let response: Response;
     try {
-      response = await route(await toWebRequest(req, undefined, { signal: abort.signal }));
+      response = await route(await toWebRequest(req, undefined, { signal: abort.signal }), req.socket.remoteAddress);
     } catch (error) {
       if (error instanceof Error && error.name === 'RequestBodyTooLargeError')
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
@@ -92,6 +95,7 @@ export async function serveHttp(
     }
     await writeNodeResponse(response, res, {
       maxPendingBytes,
+      slowReaderMs: options.slowReaderMs ?? DEFAULT_SLOW_READER_MS,
       onSlowReader: () =>
         tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut'),
     });
