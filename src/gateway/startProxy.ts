@@ -78,6 +78,9 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       ...(config.bindToSession !== undefined && { bindToSession: config.bindToSession }),
       ...(config.concurrency !== undefined && { concurrency: config.concurrency }),
       ...(config.defaultPollIntervalMs !== undefined && { defaultPollIntervalMs: config.defaultPollIntervalMs }),
+      // Hosts without tasks get the task_* tools unless the config turns them off.
+      fallbackTools: config.fallbackTools ?? true,
+      ...(config.fallbackAfterMs !== undefined && { fallbackAfterMs: config.fallbackAfterMs }),
     });
     if (options.queue) {
       worker = await runWorker({

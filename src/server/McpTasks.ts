@@ -15,6 +15,7 @@ import { journaledWork } from '../workflow/index.js';
 import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
+import { FallbackTools } from './FallbackTools.js';
 import { TaskMetrics } from './TaskMetrics.js';
 import { HeldCalls, type HeldCallLimits } from './HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
@@ -73,6 +74,13 @@ export interface McpTasksOptions {
    * and for how long. See docs/limits.md.
    */
   heldCalls?: Partial<HeldCallLimits>;
+  /**
+   * Tasks for hosts that do not speak them (declared no tasks support): a plain call of a task-capable tool runs for
+   * up to `fallbackAfterMs`, then answers with the task to follow through the added `task_*` tools. Default off.
+   */
+  fallbackTools?: boolean;
+  /** See `fallbackTools`. Default 20 s. */
+  fallbackAfterMs?: number;
   /** Task operations per owner; `false` disables the limit. Default 50/s with bursts of 100. */
   rateLimit?: RateLimit | false;
   logger?: EngineLogger;
@@ -96,6 +104,7 @@ export class McpTasks implements ConnectionHost {
   /** Present when the `metrics` option is set. */
   readonly metrics: TaskMetrics | undefined;
   readonly heldCalls: HeldCalls;
+  readonly fallback: FallbackTools | undefined;
   private readonly policies = new Map<string, ToolTaskPolicy>();
   private readonly policyOf: ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined) | undefined;
   private readonly connections = new Map<string, TaskConnection>();
@@ -109,6 +118,11 @@ export class McpTasks implements ConnectionHost {
     this.logger = options.logger ?? silent;
     this.sep = new SepDialect({ requests: new Set(options.sep1686Requests ?? []) });
     this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
+    this.fallback = options.fallbackTools
+      ? new FallbackTools(this.core, {
+          ...(options.fallbackAfterMs !== undefined && { afterMs: options.fallbackAfterMs }),
+        })
+      : undefined;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
     this.rate = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);

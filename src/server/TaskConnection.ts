@@ -9,6 +9,7 @@ import {
   RequestCancelled,
   SEP_TASK_METHODS,
   carriesSepRelatedTask,
+  declaresTasksExtension,
   TASKS_EXTENSION,
   coreCapabilities,
   parseInputRequestId,
@@ -35,6 +36,7 @@ import {
   type RequestId,
 } from '../rpc/index.js';
 import type { HeldCalls } from './HeldCalls.js';
+import { withFallbackTools, type FallbackClient, type FallbackTools } from './FallbackTools.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from './ServerLike.js';
 
@@ -54,6 +56,8 @@ export interface ConnectionHost {
   checkRate(owner: string): void;
   register(connection: TaskConnection): void;
   unregister(connection: TaskConnection): void;
+  /** Tasks for requestors that declared no tasks support (the `fallbackTools` option). */
+  readonly fallback?: FallbackTools | undefined;
 }
 
 /** `plainCall`: the handler serves a call without a task, which the task rate limit does not count. */
@@ -85,7 +89,12 @@ export class TaskConnection implements TransportLike {
   private readonly handling = new Map<RequestId, AbortController>();
   private readonly tracked = new Map<
     RequestId,
-    { method: 'initialize' | 'tools/list' | 'server/discover'; caller: Caller; modern: boolean }
+    {
+      method: 'initialize' | 'tools/list' | 'server/discover';
+      caller: Caller;
+      modern: boolean;
+      fallback?: FallbackClient | undefined;
+    }
   >();
   private readonly inFlightInputs = new Set<string>();
   private readonly following = new Map<string, () => void>();
@@ -183,9 +192,11 @@ export class TaskConnection implements TransportLike {
       this.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : undefined;
       this.tracked.set(message.id, { method: 'initialize', caller: this.callerFor(extra), modern });
     } else if (message.method === 'tools/list' || message.method === 'server/discover') {
-      this.tracked.set(message.id, { method: message.method, caller: this.callerFor(extra), modern });
+      const fallback = this.fallbackClient(message, modern);
+      this.tracked.set(message.id, { method: message.method, caller: this.callerFor(extra), modern, fallback });
     }
-    const handler = modern ? this.routeModern(message) : this.route(message, extra);
+    const handler =
+      this.routeFallback(message, modern) ?? (modern ? this.routeModern(message) : this.route(message, extra));
     if (handler) return this.answer(message, extra, handler);
     this.onmessage?.(modern ? withoutLegacyTask(message) : message, extra);
   }
@@ -211,6 +222,23 @@ export class TaskConnection implements TransportLike {
   private speaksSep1686(request: JsonRpcRequest): boolean {
     if (carriesSepRelatedTask(isObject(request.params) ? request.params : undefined)) return true;
     return this.negotiatedVersion !== undefined && this.negotiatedVersion < CORE_PROTOCOL_VERSION;
+  }
+
+  /** A requestor without tasks support, when fallback tools are on: what it can do. */
+  private fallbackClient(request: JsonRpcRequest, modern: boolean): FallbackClient | undefined {
+    if (!this.host.fallback) return undefined;
+    const params = isObject(request.params) ? request.params : undefined;
+    if (modern) return declaresTasksExtension(params) ? undefined : { canElicit: false };
+    if (isObject(this.clientCapabilities?.['tasks']) || params?.['task'] !== undefined) return undefined;
+    return { canElicit: this.longLived && isObject(this.clientCapabilities?.['elicitation']) };
+  }
+
+  private routeFallback(request: JsonRpcRequest, modern: boolean): Handler | undefined {
+    const fallback = this.host.fallback;
+    if (!fallback || request.method !== 'tools/call' || carriesSepRelatedTask(request.params)) return undefined;
+    const client = this.fallbackClient(request, modern);
+    if (!client || !fallback.claims(request, (name) => this.host.policyFor(name))) return undefined;
+    return (r, ctx) => fallback.handle(r, ctx, client);
   }
 
   private routeCore(request: JsonRpcRequest): Handler | undefined {
@@ -343,10 +371,14 @@ export class TaskConnection implements TransportLike {
         },
       };
     }
+    const listed =
+      tracked.fallback && this.host.fallback
+        ? { ...message, result: withFallbackTools(message.result, this.host.fallback, tracked.fallback) }
+        : message;
     // `execution.taskSupport` exists only in 2025-11-25; the extension removed it.
     if (tracked.modern || (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION))
-      return message;
-    return { ...message, result: withTaskSupport(message.result, (name) => this.host.policyFor(name)?.taskSupport) };
+      return listed;
+    return { ...listed, result: withTaskSupport(listed.result, (name) => this.host.policyFor(name)?.taskSupport) };
   }
 
   // ---- following tasks -------------------------------------------------------------------------------------------

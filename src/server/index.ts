@@ -1,6 +1,7 @@
 export * from './auth/index.js';
 export * from './createStore.js';
 export * from './createTaskWork.js';
+export * from './FallbackTools.js';
 export * from './http/serveHttp.js';
 export * from './http/TasksHttpHandler.js';
 export * from './InternalCall.js';

@@ -6,9 +6,15 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TaskClient, textOf, type TaskSnapshot } from '../../src/client/index.js';
-import { EVERYTHING_ENTRY } from '../client/helpers/everything.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startProxyProcess, until, wiretap, WIRETAP, type ProxyProcess } from './helpers/proxyProcess.js';
+import {
+  EVERYTHING_STDIO,
+  startProxyProcess,
+  until,
+  wiretap,
+  WIRETAP,
+  type ProxyProcess,
+} from './helpers/proxyProcess.js';
 
 /**
  * The gateway in front of @modelcontextprotocol/server-everything spawned over stdio (behind a wiretap that records
@@ -56,18 +62,17 @@ beforeAll(async () => {
       bindToSession: true,
     }),
   );
+  const db = join(dir, 'tasks.db');
   proxy = await startProxyProcess([
     '--store',
-    join(dir, 'tasks.db'),
+    db,
     '--config',
     config,
     '--',
     process.execPath,
     WIRETAP,
     log,
-    process.execPath,
-    EVERYTHING_ENTRY,
-    'stdio',
+    ...EVERYTHING_STDIO,
   ]);
 });
 

@@ -3,11 +3,16 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+import { EVERYTHING_ENTRY } from '../../client/helpers/everything.js';
+
 export const CLI = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
 export const WIRETAP = fileURLToPath(new URL('../../fixtures/wiretap.mjs', import.meta.url));
 export const FILESYSTEM_ENTRY = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url),
 );
+
+/** The command line of @modelcontextprotocol/server-everything over stdio. */
+export const EVERYTHING_STDIO = [process.execPath, EVERYTHING_ENTRY, 'stdio'];
 
 export interface ProxyProcess {
   url: string;

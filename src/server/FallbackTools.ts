@@ -1,0 +1,259 @@
+import { isTerminal, type TaskRecord } from '../engine/index.js';
+import {
+  deliverInputs,
+  RELATED_TASK_META,
+  type CoreDialect,
+  type DialectAnswer,
+  type DialectContext,
+} from '../dialects/index.js';
+import { isObject, toJsonRpcError, type JsonRpcRequest } from '../rpc/index.js';
+
+export interface FallbackToolsOptions {
+  /** How long a plain call runs synchronously before it answers with the task to follow. Default 20 s. */
+  afterMs?: number;
+}
+
+/** What the requestor can do, as far as the fallback tools care. */
+export interface FallbackClient {
+  /** It declared elicitation on a connection that can carry server requests. */
+  canElicit: boolean;
+}
+
+export const FALLBACK_TOOL_NAMES = ['task_status', 'task_result', 'task_cancel', 'task_list', 'task_answer'] as const;
+const NAMES: ReadonlySet<string> = new Set(FALLBACK_TOOL_NAMES);
+const TASK_ID = { taskId: { type: 'string', description: 'The task id a previous call returned' } };
+/** The most a `task_result` call waits, whatever it asks for. */
+const MAX_WAIT_MS = 60_000;
+
+const DEFINITIONS = {
+  task_status: {
+    description: 'Shows the status of a long-running task started by an earlier tool call (and any question it asks).',
+    inputSchema: { type: 'object', properties: TASK_ID, required: ['taskId'] },
+  },
+  task_result: {
+    description:
+      "Returns a task's result once it is done; otherwise waits up to waitMs (default 0, at most 60000) and reports its status.",
+    inputSchema: {
+      type: 'object',
+      properties: { ...TASK_ID, waitMs: { type: 'number', description: 'How long to wait for the result, in ms' } },
+      required: ['taskId'],
+    },
+  },
+  task_cancel: {
+    description: 'Cancels a long-running task.',
+    inputSchema: { type: 'object', properties: TASK_ID, required: ['taskId'] },
+  },
+  task_list: {
+    description: 'Lists your recent tasks with their status.',
+    inputSchema: { type: 'object', properties: {} },
+  },
+  task_answer: {
+    description: 'Answers the question a task asks (see task_status).',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        ...TASK_ID,
+        answer: { description: 'The answer: a value, or an object with one entry per field asked for' },
+      },
+      required: ['taskId', 'answer'],
+    },
+  },
+} as const;
+
+type Text = { type: 'text'; text: string };
+const text = (value: string): Text => ({ type: 'text', text: value });
+
+/**
+ * Tasks for hosts that do not speak them: a plain call of a task-capable tool runs for up to `afterMs`, then answers
+ * with the task to follow; the `task_*` tools follow, answer and cancel it. Ownership is exactly that of `tasks/*`:
+ * every read goes through the caller's scope, so another caller's task is a task that does not exist.
+ */
+export class FallbackTools {
+  readonly afterMs: number;
+
+  constructor(
+    private readonly core: CoreDialect,
+    options: FallbackToolsOptions = {},
+  ) {
+    this.afterMs = options.afterMs ?? 20_000;
+  }
+
+  /** The tools added to `tools/list` for such a client (`task_answer` only where questions cannot be asked). */
+  tools(client: FallbackClient): Array<Record<string, unknown>> {
+    return FALLBACK_TOOL_NAMES.filter((name) => name !== 'task_answer' || !client.canElicit).map((name) => ({
+      name,
+      ...DEFINITIONS[name],
+    }));
+  }
+
+  claims(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+    const name = isObject(request.params) ? request.params['name'] : undefined;
+    if (request.method !== 'tools/call' || typeof name !== 'string') return false;
+    return NAMES.has(name) || (policyFor(name)?.taskSupport ?? 'forbidden') !== 'forbidden';
+  }
+
+  async handle(request: JsonRpcRequest, ctx: DialectContext, client: FallbackClient): Promise<DialectAnswer> {
+    const params = request.params as Record<string, unknown>;
+    const name = params['name'] as string;
+    const args = isObject(params['arguments']) ? params['arguments'] : {};
+    try {
+      if (!NAMES.has(name)) return await this.start(request, ctx, client);
+      if (name === 'task_list') return await this.list(ctx);
+      const taskId = args['taskId'];
+      if (typeof taskId !== 'string' || taskId.length === 0)
+        return { error: { code: -32602, message: `Invalid params: ${name} needs a taskId` } };
+      switch (name) {
+        case 'task_status':
+          return { result: this.pending(await ctx.engine.get(ctx.caller.scope, taskId), client) };
+        case 'task_result': {
+          const waitMs = typeof args['waitMs'] === 'number' ? Math.max(0, Math.min(args['waitMs'], MAX_WAIT_MS)) : 0;
+          return await this.follow(taskId, ctx, client, waitMs);
+        }
+        case 'task_cancel': {
+          const record = await ctx.engine.cancel(ctx.caller.scope, taskId);
+          return {
+            result: { content: [text(`Task ${taskId} is ${record.status}.`)], structuredContent: summary(record) },
+          };
+        }
+        default:
+          return await this.answer(taskId, args['answer'], ctx);
+      }
+    } catch (error) {
+      return { error: toJsonRpcError(error, name === 'task_cancel' ? 'cancel' : 'retrieve') };
+    }
+  }
+
+  /** The plain call becomes a task; the call waits `afterMs` for it before answering with the task to follow. */
+  private async start(request: JsonRpcRequest, ctx: DialectContext, client: FallbackClient): Promise<DialectAnswer> {
+    const created = await this.core.toolsCall(
+      { ...request, params: { ...(request.params as Record<string, unknown>), task: {} } },
+      ctx,
+    );
+    if (!('result' in created)) return created;
+    const taskId = (created.result['task'] as { taskId: string }).taskId;
+    const answer = await this.follow(taskId, ctx, client, this.afterMs);
+    // The original call reports the tool's JSON-RPC error as such; task_result has only a tool result to give.
+    return answer;
+  }
+
+  /** Waits up to `waitMs` for the task to end, asking its questions meanwhile where the client can be asked. */
+  private async follow(
+    taskId: string,
+    ctx: DialectContext,
+    client: FallbackClient,
+    waitMs: number,
+  ): Promise<DialectAnswer> {
+    let record = await ctx.engine.get(ctx.caller.scope, taskId);
+    const delivered: string[] = [];
+    const deadline = AbortSignal.any([ctx.signal, AbortSignal.timeout(waitMs)]);
+    try {
+      while (!isTerminal(record.status) && !deadline.aborted) {
+        if (client.canElicit) await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
+        const next = await ctx.engine.waitForChange(taskId, record.version, deadline).catch(() => undefined);
+        record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
+      }
+    } finally {
+      for (const entry of delivered) ctx.inFlightInputs.delete(entry);
+    }
+    if (!isTerminal(record.status)) return { result: this.pending(record, client) };
+    const outcome = record.outcome;
+    if (outcome?.kind === 'result') return { result: outcome.result };
+    const message = outcome?.kind === 'error' ? outcome.error.message : (record.statusMessage ?? record.status);
+    return { result: { content: [text(`Task ${taskId} ${record.status}: ${message}`)], isError: true } };
+  }
+
+  /** A task that has not ended yet, in one line for the model and structured for the host. */
+  private pending(record: TaskRecord, client: FallbackClient): Record<string, unknown> {
+    const question = client.canElicit ? undefined : firstQuestion(record);
+    if (isTerminal(record.status)) {
+      return {
+        content: [text(`Task ${record.taskId} is ${record.status}; task_result gives its result.`)],
+        structuredContent: summary(record),
+      };
+    }
+    const lines = [
+      `The work continues as task ${record.taskId} (${record.status}${record.statusMessage ? `: ${record.statusMessage}` : ''}). ` +
+        `Call task_result with {"taskId":"${record.taskId}","waitMs":30000} for its result, task_status to check on it, or task_cancel to stop it.`,
+    ];
+    if (question)
+      lines.push(`It asks: ${question.message} Answer with task_answer {"taskId":"${record.taskId}","answer":…}.`);
+    return {
+      content: [text(lines.join('\n'))],
+      structuredContent: { ...summary(record), ...(question && { question }) },
+    };
+  }
+
+  private async answer(taskId: string, answer: unknown, ctx: DialectContext): Promise<DialectAnswer> {
+    const record = await ctx.engine.get(ctx.caller.scope, taskId);
+    const entry = Object.entries(record.inputRequests)[0];
+    if (!entry) return { error: { code: -32602, message: `Task ${taskId} is not waiting for an answer` } };
+    const [key, pending] = entry;
+    const result =
+      pending.method === 'elicitation/create'
+        ? { action: 'accept', content: elicitedContent(pending.params, answer) }
+        : {
+            role: 'assistant',
+            content: text(typeof answer === 'string' ? answer : JSON.stringify(answer)),
+            model: 'host',
+          };
+    await ctx.engine.answerInput(ctx.caller.scope, taskId, { [key]: { result } });
+    return { result: { content: [text(`Answered; task ${taskId} goes on.`)], structuredContent: { taskId } } };
+  }
+
+  private async list(ctx: DialectContext): Promise<DialectAnswer> {
+    // spec R66: nothing is listed where callers cannot be told apart.
+    if (!ctx.caller.listable) {
+      return {
+        result: { content: [text('Tasks cannot be listed on this connection: it has no identity.')], isError: true },
+      };
+    }
+    const page = await ctx.engine.list(ctx.caller.owner, { limit: 50 });
+    const tasks = page.tasks.map(summary);
+    const lines = tasks.map(
+      (task) => `${task.taskId} ${task.status}${task.statusMessage ? `: ${task.statusMessage}` : ''}`,
+    );
+    return {
+      result: { content: [text(lines.length > 0 ? lines.join('\n') : 'No tasks.')], structuredContent: { tasks } },
+    };
+  }
+}
+
+function summary(record: TaskRecord): {
+  taskId: string;
+  status: string;
+  statusMessage?: string;
+  pollAfterMs: number;
+} {
+  return {
+    taskId: record.taskId,
+    status: record.status,
+    ...(record.statusMessage !== undefined && { statusMessage: record.statusMessage }),
+    pollAfterMs: record.pollIntervalMs ?? 1000,
+  };
+}
+
+function firstQuestion(record: TaskRecord): { message: string; requestedSchema?: unknown } | undefined {
+  const pending = Object.values(record.inputRequests)[0];
+  if (!pending) return undefined;
+  const params = pending.params ?? {};
+  const message = typeof params['message'] === 'string' ? params['message'] : `The task needs ${pending.method}.`;
+  return { message, ...(params['requestedSchema'] !== undefined && { requestedSchema: params['requestedSchema'] }) };
+}
+
+/** An answer for an elicitation: an object as it is, a single value for the one field asked for. */
+function elicitedContent(params: Record<string, unknown> | undefined, answer: unknown): unknown {
+  if (isObject(answer)) return answer;
+  const schema = isObject(params?.['requestedSchema']) ? params['requestedSchema'] : {};
+  const fields = isObject(schema['properties']) ? Object.keys(schema['properties']) : [];
+  return fields.length === 1 ? { [fields[0] as string]: answer } : { answer };
+}
+
+/** A `tools/list` result with the fallback tools after the requestor's own, on its last page. */
+export function withFallbackTools(
+  result: Record<string, unknown>,
+  fallback: FallbackTools,
+  client: FallbackClient,
+): Record<string, unknown> {
+  if (result['nextCursor'] !== undefined || !Array.isArray(result['tools'])) return result;
+  return { ...result, tools: [...(result['tools'] as unknown[]), ...fallback.tools(client)] };
+}
