@@ -22,7 +22,12 @@ if (redisUrl) {
     async function setup() {
       const queue = isolatedQueue(queueRedis);
       const engine = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
-      const executor = new QueueExecutor({ engine, connection: queueRedis, queueName: queue.name });
+      const executor = new QueueExecutor({
+        engine,
+        store: engine.store,
+        connection: queueRedis,
+        queueName: queue.name,
+      });
       engine.setExecutor(executor);
       await engine.start();
       cleanups.push(async () => {
@@ -69,6 +74,34 @@ if (redisUrl) {
       }, 20_000);
       for (const id of long.keys()) expect((await engine.get('alice', id)).status).toBe('completed');
       expect(gated.peak.get('long')).toBe(12);
+    });
+
+    it("a third owner's task goes ahead of two owners' backlogs: jobs are ordered round-robin across owners", async () => {
+      const gated = gatedWork();
+      const { engine, startWorker } = await setup();
+      const tasks = new Map<string, string>();
+      const owners = new Map<string, string>();
+      for (const owner of ['alice', 'bob']) {
+        for (let i = 0; i < 6; i++) {
+          const { task } = await engine.create({ owner, request: call('long'), dialect: 't' });
+          tasks.set(task.taskId, owner);
+          owners.set(task.taskId, owner);
+        }
+      }
+      await startWorker(gated.work, { concurrency: 4 });
+      await eventually(() => gated.gates.size === 4);
+      const { task: quick } = await engine.create({ owner: 'carol', request: call('quick'), dialect: 't' });
+      owners.set(quick.taskId, 'carol');
+      // One slot frees: carol's first task goes ahead of both backlogs.
+      gated.release(gated.started[0] as string);
+      expect((await engine.waitForTerminal(quick.taskId))?.status).toBe('completed');
+      const order = gated.started.map((id) => owners.get(id));
+      // Queued before the worker started, they were taken round-robin: each owner's k-th task has priority k.
+      expect(order.slice(0, 5)).toEqual(['alice', 'bob', 'alice', 'bob', 'carol']);
+      await eventually(async () => {
+        gated.releaseAll();
+        return allTerminal(engine, tasks);
+      }, 20_000);
     });
 
     it("a tool's concurrency limit holds across workers, and its deferred jobs all run", async () => {

@@ -6,6 +6,7 @@ import {
   type EngineLogger,
   type Executor,
   type TaskRecord,
+  type TaskStore,
 } from '../../engine/index.js';
 import {
   DEFAULT_QUEUE_NAME,
@@ -20,6 +21,12 @@ import {
 export interface QueueExecutorOptions {
   /** The engine whose tasks are queued; a task that cannot be queued is failed through it. */
   engine: Pick<EngineHandle, 'fail'>;
+  /**
+   * The task store, for fair ordering across owners: a task is queued with a BullMQ priority of one more than its
+   * owner's unfinished tasks, so each owner's next task goes ahead of other owners' backlogs (round-robin across
+   * owners). Without it jobs are taken in the order they were queued.
+   */
+  store?: Pick<TaskStore, 'countActive'>;
   /** Redis for BullMQ: a URL or BullMQ connection options. */
   connection: QueueConnection;
   /** BullMQ queue name; producers and workers of one deployment share it. Default `mcp-tasks`. */
@@ -54,12 +61,14 @@ export class QueueExecutor implements Executor {
   readonly queueName: string;
   readonly queue: Queue<TaskJobData, TaskJobResult, typeof TASK_JOB_NAME>;
   private readonly engine: Pick<EngineHandle, 'fail'>;
+  private readonly store: Pick<TaskStore, 'countActive'> | undefined;
   private readonly enqueueTimeoutMs: number;
   private readonly logger: EngineLogger | undefined;
   private closed = false;
 
   constructor(options: QueueExecutorOptions) {
     this.engine = options.engine;
+    this.store = options.store;
     this.queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
     this.runnerId = `queue:${this.queueName}`;
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 10_000;
@@ -87,8 +96,13 @@ export class QueueExecutor implements Executor {
     const attempt = task.attempts + 1;
     try {
       if (this.closed) throw new Error('the queue executor is closed');
+      const priority = await this.priorityOf(task);
       await withTimeout(
-        this.queue.add(TASK_JOB_NAME, { taskId: task.taskId, attempt }, { jobId: taskJobId(task.taskId, attempt) }),
+        this.queue.add(
+          TASK_JOB_NAME,
+          { taskId: task.taskId, attempt },
+          { jobId: taskJobId(task.taskId, attempt), ...(priority !== undefined && { priority }) },
+        ),
         this.enqueueTimeoutMs,
         `Redis did not take the job within ${this.enqueueTimeoutMs} ms`,
       );
@@ -102,12 +116,28 @@ export class QueueExecutor implements Executor {
     }
   }
 
+  /**
+   * The owner's k-th unfinished task gets priority k (1 is taken first, FIFO within a priority), so jobs start
+   * round-robin across owners however long one owner's backlog is. The count is read before this task is stored.
+   */
+  private async priorityOf(task: TaskRecord): Promise<number | undefined> {
+    if (!this.store) return undefined;
+    try {
+      return Math.min(MAX_PRIORITY, 1 + (await this.store.countActive(task.owner)));
+    } catch {
+      return undefined; // ordering only; the insert that follows reports a store failure
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.queue.close();
   }
 }
+
+/** BullMQ's largest priority. */
+const MAX_PRIORITY = 2 ** 21;
 
 function withTimeout<T>(operation: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

@@ -12,5 +12,5 @@ export interface QueueExecutorSettings extends Omit<QueueExecutorOptions, 'engin
  */
 export function queueExecutor(settings: QueueExecutorSettings): (engine: TaskEngine) => Executor {
   const { redisUrl, ...options } = settings;
-  return (engine) => new QueueExecutor({ ...options, engine, connection: redisUrl });
+  return (engine) => new QueueExecutor({ ...options, engine, store: engine.store, connection: redisUrl });
 }

@@ -74,7 +74,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     ...(options.logger && { logger: options.logger }),
   };
   // Recovery in this process queues re-runs on the same queue; nothing else is submitted from a worker.
-  const producer = new QueueExecutor({ ...common, engine });
+  const producer = new QueueExecutor({ ...common, engine, store });
   engine.setExecutor(producer);
   const worker = new QueueWorker({
     ...common,
