@@ -73,6 +73,7 @@ export class HeldCall {
   ): Promise<HeldRound> {
     this.relay = relay;
     const onAbort = () => this.cancel('The client closed the request');
+    if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       for (;;) {

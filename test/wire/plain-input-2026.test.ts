@@ -147,6 +147,48 @@ describe('request-style tools on a plain 2026-07-28 call (no tasks extension)', 
     expect(done.result?.['content']).toEqual([{ type: 'text', text: 'LLM response: 42' }]);
   });
 
+  it("relays the tool's progress with the caller's token on the call's own stream", async () => {
+    const response = await fetch(fixture.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'test_tool_with_progress',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'progress-1',
+        method: 'tools/call',
+        params: {
+          name: 'test_tool_with_progress',
+          arguments: {},
+          _meta: {
+            progressToken: 'p-1',
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'progress-test', version: '1' },
+            'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } },
+          },
+        },
+      }),
+    });
+    const messages = (await response.text())
+      .split('\n')
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => JSON.parse(line.slice(5)) as Record<string, unknown> & { params?: Record<string, unknown> });
+    const progress = messages.filter((message) => message['method'] === 'notifications/progress');
+    expect(progress.map((message) => [message.params?.['progressToken'], message.params?.['progress']])).toEqual([
+      ['p-1', 0],
+      ['p-1', 50],
+      ['p-1', 100],
+    ]);
+    expect(messages.at(-1)).toMatchObject({
+      id: 'progress-1',
+      result: { content: [{ type: 'text', text: 'Progress test completed' }] },
+    });
+  });
+
   it('refuses a request state it never gave, and one given to another caller, as unknown', async () => {
     const forged = await call('confirm_delete', { filename: 'x' }, { requestState: 'A'.repeat(43) });
     expect(forged.error?.code).toBe(-32602);
