@@ -21,17 +21,21 @@ function logRun(step: Step, id: string): void {
   appendFileSync(stepLog(), `${step.taskId ?? 'direct'} ${id}\n`);
 }
 
+/** The ids this task's closures logged, in order. */
+function loggedIds(step: Step): string[] {
+  const log = stepLog();
+  if (!existsSync(log)) return [];
+  const prefix = `${step.taskId ?? 'direct'} `;
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => line.startsWith(prefix))
+    .map((line) => line.slice(prefix.length));
+}
+
 /** How many times each closure ran for this task, by the id it logged. */
 function runsOf(step: Step): Map<string, number> {
-  const log = stepLog();
   const counts = new Map<string, number>();
-  if (!existsSync(log)) return counts;
-  const prefix = `${step.taskId ?? 'direct'} `;
-  for (const line of readFileSync(log, 'utf8').split('\n')) {
-    if (!line.startsWith(prefix)) continue;
-    const id = line.slice(prefix.length);
-    counts.set(id, (counts.get(id) ?? 0) + 1);
-  }
+  for (const id of loggedIds(step)) counts.set(id, (counts.get(id) ?? 0) + 1);
   return counts;
 }
 
@@ -73,12 +77,45 @@ export const FIXTURE_WORKFLOW_TOOLS: Record<string, FixtureTool> = {
     inputSchema: object({ ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } }, ['ms']),
     policy: WORKFLOW_POLICY,
     run: withSteps(async (args: FixtureArgs, step) => {
-      const before = await step.do('before', () => Date.now());
+      const before = await step.do('before', () => {
+        logRun(step, 'before');
+        return Date.now();
+      });
       await step.sleep('nap', int(args, 'ms', 1000, 7 * 24 * 60 * 60 * 1000));
       const after = await step.do('after', () => Date.now());
       return {
         content: [{ type: 'text', text: `Slept ${after - before}ms for ${String(args['label'] ?? '')}` }],
         structuredContent: { sleptMs: after - before },
+      };
+    }),
+  },
+  flaky_step: {
+    description:
+      'One journaled step that fails `failures` times before it succeeds, retried with backoff from `baseDelayMs`.',
+    inputSchema: object(
+      {
+        failures: { type: 'integer', minimum: 0 },
+        baseDelayMs: { type: 'integer', minimum: 0 },
+        label: { type: 'string' },
+      },
+      ['failures'],
+    ),
+    policy: WORKFLOW_POLICY,
+    run: withSteps(async (args: FixtureArgs, step) => {
+      const failures = int(args, 'failures', 2, 10);
+      const baseDelayMs = int(args, 'baseDelayMs', 200, 60_000);
+      const attempts = await step.do('flaky', { retries: { limit: failures, baseDelayMs } }, ({ attempt }) => {
+        logRun(step, `attempt ${Date.now()}`);
+        if (attempt <= failures) throw new Error(`attempt ${attempt} failed`);
+        return attempt;
+      });
+      const times = loggedIds(step)
+        .filter((id) => id.startsWith('attempt '))
+        .map((id) => Number(id.slice('attempt '.length)));
+      const gaps = times.slice(1).map((at, index) => at - (times[index] as number));
+      return {
+        content: [{ type: 'text', text: `${String(args['label'] ?? '')}: succeeded on attempt ${attempts}` }],
+        structuredContent: { attempts, gaps },
       };
     }),
   },

@@ -8,12 +8,14 @@ import * as z from 'zod/v4';
 
 import type { ToolTaskPolicy } from '../../src/server/index.js';
 import { sleep } from '../shared/sleep.js';
+import { MIGRATE_POLICY, registerMigrateRepositories } from './migrateRepositories.js';
 
 /** Task policy per demo tool: what the runtime needs to know, declared next to the tools. */
 export const DEMO_POLICIES: Record<string, ToolTaskPolicy> = {
   index_directory: { taskSupport: 'optional', pollIntervalMs: 500, retrySafe: true },
   research: { taskSupport: 'optional', pollIntervalMs: 1000 },
   run_test_suite: { taskSupport: 'required', pollIntervalMs: 1000, retrySafe: true, ttlMs: 6 * 60 * 60 * 1000 },
+  migrate_repositories: MIGRATE_POLICY,
 };
 
 const HUMAN = { timeout: 24 * 60 * 60 * 1000 };
@@ -190,6 +192,7 @@ export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
     { description: 'Counts the words of a text (quick, synchronous).', inputSchema: z.object({ text: z.string() }) },
     async ({ text: input }) => text(`${input.trim() === '' ? 0 : input.trim().split(/\s+/).length} words`),
   );
+  registerMigrateRepositories(server);
 
   return server;
 }

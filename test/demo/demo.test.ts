@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,32 +5,13 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { startDemo as startDemoServer } from '../helpers/demoServer.js';
 import { HttpPeer, ModernPeer, ROOT, eventually } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 
 /** The demo server as `npm start` runs it, on a free port and a throwaway SQLite file. */
-async function startDemo(): Promise<{ child: ChildProcess; url: string; banner: string }> {
-  const dir = tempDir();
-  const child = spawn(process.execPath, [join(ROOT, 'dist/examples/demo/server.js')], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      MCP_TASKS_STORE: join(dir, 'demo.db'),
-      MCP_TASKS_DEMO_ROOT: tmpdir(),
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let banner = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      banner += chunk.toString();
-      const match = /demo server: (http:\/\/\S+)/.exec(banner);
-      if (match && banner.includes('Try it')) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`demo exited ${code}`)));
-  });
-  return { child, url, banner };
+function startDemo() {
+  return startDemoServer({ MCP_TASKS_STORE: join(tempDir(), 'demo.db'), MCP_TASKS_DEMO_ROOT: tmpdir() });
 }
 
 describe('the demo server (npm start)', () => {

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
+import { tempDir } from '../helpers/tmp.js';
+
+type Json = Record<string, unknown>;
+
+/** One wire generation's way of driving a task (2025-11-25 core tasks, or the 2026 extension). */
+interface TaskWire {
+  create(tool: string, args: Json): Promise<string>;
+  get(taskId: string): Promise<Json>;
+  /** Answers the task's question with `confirm`; returns the question as the requestor saw it and the final result. */
+  answer(taskId: string, confirm: boolean): Promise<{ question: Json; result: Json }>;
+  result(taskId: string): Promise<Json>;
+  cancel(taskId: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> = {
+  '2025-11-25': async (fixture) => {
+    const peer: HttpPeer = await fixture.peer();
+    await peer.initialize();
+    const get = async (taskId: string) => (await peer.request('tasks/get', { taskId })).result as Json;
+    return {
+      async create(tool, args) {
+        const response = await peer.request('tools/call', { name: tool, arguments: args, task: {} });
+        expect(response.error, JSON.stringify(response.error)).toBeUndefined();
+        return (response.result?.['task'] as { taskId: string }).taskId;
+      },
+      get,
+      async answer(taskId, confirm) {
+        const asked: Message[] = [];
+        peer.onServerRequest = (request) => {
+          asked.push(request);
+          return { action: 'accept', content: { confirm } };
+        };
+        try {
+          // spec R37: the question reaches the requestor through tasks/result, which then returns the result.
+          const result = (await peer.request('tasks/result', { taskId })).result as Json;
+          expect(asked.map((request) => request.method)).toEqual(['elicitation/create']);
+          return { question: asked[0]?.params as Json, result };
+        } finally {
+          peer.onServerRequest = undefined;
+        }
+      },
+      async result(taskId) {
+        return (await peer.request('tasks/result', { taskId })).result as Json;
+      },
+      async cancel(taskId) {
+        await peer.request('tasks/cancel', { taskId });
+      },
+      close: () => peer.close(),
+    };
+  },
+  'tasks extension': async (fixture) => {
+    const peer = new ModernPeer(fixture.url);
+    const get = async (taskId: string) => (await peer.request('tasks/get', { taskId })).result as Json;
+    const finished = (taskId: string) =>
+      eventually(async () => {
+        const task = await get(taskId);
+        return ['completed', 'failed', 'cancelled'].includes(task['status'] as string) ? task : undefined;
+      }, 20_000);
+    return {
+      async create(tool, args) {
+        const response = await peer.request('tools/call', { name: tool, arguments: args });
+        expect(response.result?.['resultType']).toBe('task');
+        return response.result?.['taskId'] as string;
+      },
+      get,
+      async answer(taskId, confirm) {
+        const waiting = await get(taskId);
+        const requests = waiting['inputRequests'] as Record<string, Json>;
+        const [key] = Object.keys(requests) as [string];
+        const update = await peer.request('tasks/update', {
+          taskId,
+          inputResponses: { [key]: { action: 'accept', content: { confirm } } },
+        });
+        expect(update.error).toBeUndefined();
+        const done = await finished(taskId);
+        return { question: requests[key]?.['params'] as Json, result: done['result'] as Json };
+      },
+      async result(taskId) {
+        return (await finished(taskId))['result'] as Json;
+      },
+      async cancel(taskId) {
+        await peer.request('tasks/cancel', { taskId });
+      },
+      close: async () => {},
+    };
+  },
+};
+
+const STORES: Array<[string, string | undefined]> = [
+  ['SQLite', 'sqlite'],
+  ['PostgreSQL', process.env['MCP_TASKS_TEST_POSTGRES_URL']],
+  ['Redis', process.env['MCP_TASKS_TEST_REDIS_URL']],
+];
+
+async function kill9(fixture: HttpFixture): Promise<void> {
+  const exited = new Promise((resolve) => fixture.child.once('exit', resolve));
+  fixture.child.kill('SIGKILL');
+  await exited;
+}
+
+/** The closure runs the fixture logged for `taskId`, per logged id. */
+function logged(log: string, taskId: string): string[] {
+  let text = '';
+  try {
+    text = readFileSync(log, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${taskId} `))
+    .map((line) => line.slice(taskId.length + 1));
+}
+
+for (const [storeName, spec] of STORES) {
+  const suite = spec ? describe : describe.skip;
+  suite(`durable workflow tools over HTTP on ${storeName}`, () => {
+    const environment = () => {
+      const dir = tempDir();
+      return {
+        MCP_TASKS_STORE: spec === 'sqlite' ? join(dir, 'workflow.db') : (spec as string),
+        MCP_TASKS_STEP_LOG: join(dir, 'steps.log'),
+        MCP_TASKS_LEASE_MS: '500',
+      };
+    };
+
+    for (const [generation, connect] of Object.entries(GENERATIONS)) {
+      /** Runs `body` against one fixture server on the store. */
+      const onServer = async (env: Json, body: (wire: TaskWire) => Promise<void>) => {
+        const fixture = await HttpFixture.start({ env: env as Record<string, string> });
+        try {
+          const wire = await connect(fixture);
+          await body(wire);
+          await wire.close();
+        } finally {
+          await fixture.close();
+        }
+      };
+      /** `before` on a first server, kill -9 of it, then `after` on a second server on the same store. */
+      const acrossKill = async <T>(
+        env: Json,
+        before: (wire: TaskWire) => Promise<T>,
+        after: (wire: TaskWire, value: T) => Promise<void>,
+      ) => {
+        const first = await HttpFixture.start({ env: env as Record<string, string> });
+        const value = await before(await connect(first));
+        await kill9(first);
+        await onServer(env, (wire) => after(wire, value));
+      };
+
+      describe(generation, () => {
+        it('kill -9 in the middle of journaled_steps repeats at most one step', async () => {
+          const env = environment();
+          await acrossKill(
+            env,
+            async (wire) => {
+              const taskId = await wire.create('journaled_steps', { steps: 8, stepMs: 150, label: 'crash' });
+              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length >= 3);
+              return taskId;
+            },
+            async (wire, taskId) => {
+              const result = await wire.result(taskId);
+              expect(JSON.stringify(result['content'])).toContain('crash');
+              const runs = (result['structuredContent'] as { runs: number[] }).runs;
+              expect(runs).toHaveLength(8);
+              expect(runs.every((count) => count === 1 || count === 2)).toBe(true);
+              expect(runs.filter((count) => count === 2).length).toBeLessThanOrEqual(1);
+            },
+          );
+        });
+
+        it('kill -9 during durable_sleep still completes close to the original wake time', async () => {
+          const env = environment();
+          const created = Date.now();
+          await acrossKill(
+            env,
+            async (wire) => {
+              const taskId = await wire.create('durable_sleep', { ms: 3000, label: 'nap' });
+              // Once `before` has run, the sleep is journaled a moment later (the next write of the same run).
+              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).includes('before'));
+              await new Promise((resolve) => setTimeout(resolve, 400));
+              // tasks/get shows a sleeping task as working.
+              expect((await wire.get(taskId))['status']).toBe('working');
+              return taskId;
+            },
+            async (wire, taskId) => {
+              const result = await wire.result(taskId);
+              expect(JSON.stringify(result['content'])).toContain('nap');
+              const slept = (result['structuredContent'] as { sleptMs: number }).sleptMs;
+              expect(slept).toBeGreaterThanOrEqual(3000);
+              // Woken by the durable timer on the new server, within about one poll of the journaled wake time.
+              expect(slept).toBeLessThan(3000 + 2000);
+              expect(Date.now() - created).toBeLessThan(3000 + 4000);
+            },
+          );
+        });
+
+        it('journaled_question is answered after a restart and prepare ran once', async () => {
+          const env = environment();
+          await acrossKill(
+            env,
+            async (wire) => {
+              const taskId = await wire.create('journaled_question', { label: 'ship' });
+              await eventually(async () => (await wire.get(taskId))['status'] === 'input_required');
+              return taskId;
+            },
+            async (wire, taskId) => {
+              // Well past a lease: nothing was running, so nothing was recovered or failed.
+              await new Promise((resolve) => setTimeout(resolve, 1000));
+              expect((await wire.get(taskId))['status']).toBe('input_required');
+              const { question, result } = await wire.answer(taskId, true);
+              expect(question['message']).toBe('Confirm ship?');
+              expect(result['structuredContent']).toEqual({ confirm: true, prepareRuns: 1 });
+              expect(JSON.stringify(result['content'])).toContain('ship');
+              expect(logged(env.MCP_TASKS_STEP_LOG, taskId)).toEqual(['prepare', 'finish']);
+            },
+          );
+        });
+
+        it('retries a failing step with growing waits, the task working in between', async () => {
+          const env = environment();
+          await onServer(env, async (wire) => {
+            const taskId = await wire.create('flaky_step', { failures: 3, baseDelayMs: 150, label: 'retry' });
+            await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length === 2);
+            expect((await wire.get(taskId))['status']).toBe('working');
+            const result = await wire.result(taskId);
+            const { attempts, gaps } = result['structuredContent'] as { attempts: number; gaps: number[] };
+            expect(attempts).toBe(4);
+            // Jittered into [50 %, 100 %] of 150, 300 and 600 ms.
+            expect(gaps[0]).toBeGreaterThanOrEqual(70);
+            expect(gaps[2]).toBeGreaterThanOrEqual(295);
+            expect(gaps[2]).toBeGreaterThan(gaps[0] as number);
+          });
+        });
+
+        it('a cancel stops journaled_steps at the next step', async () => {
+          const env = environment();
+          await onServer(env, async (wire) => {
+            const taskId = await wire.create('journaled_steps', { steps: 20, stepMs: 200, label: 'stop' });
+            await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length >= 2);
+            await wire.cancel(taskId);
+            const atCancel = logged(env.MCP_TASKS_STEP_LOG, taskId).length;
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+            expect((await wire.get(taskId))['status']).toBe('cancelled');
+            // The running closure was aborted before it logged; no later step started.
+            expect(logged(env.MCP_TASKS_STEP_LOG, taskId).length).toBe(atCancel);
+          });
+        });
+      });
+    }
+
+    it('SEP-1686: steps run once, a sleep is working, the question reaches the requestor and is answered', async () => {
+      // SEP-1686 tasks live in the session that named them, so this generation is driven without a restart.
+      const env = environment();
+      const fixture = await HttpFixture.start({ env });
+      const peer = await fixture.peer();
+      try {
+        await peer.initialize();
+        await peer.openNotificationStream();
+        const call = (name: string, args: Json) => {
+          const taskId = randomUUID();
+          const meta = { 'modelcontextprotocol.io/task': { taskId } };
+          return { taskId, done: peer.request('tools/call', { name, arguments: args, _meta: meta }) };
+        };
+        const get = async (taskId: string) =>
+          (await peer.request('tasks/get', { taskId, _meta: { 'modelcontextprotocol.io/related-task': { taskId } } }))
+            .result as Json;
+        const steps = call('journaled_steps', { steps: 3, stepMs: 20, label: 'sep' });
+        expect((await steps.done).result?.['structuredContent']).toEqual({ runs: [1, 1, 1] });
+
+        // (The engine names SEP-1686 tasks itself; the requestor's id maps to it, so the step log is not keyed by it.)
+        const nap = call('durable_sleep', { ms: 2000, label: 'sep-nap' });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        expect((await get(nap.taskId))['status']).toBe('working');
+        const slept = (await nap.done).result?.['structuredContent'] as { sleptMs: number };
+        expect(slept.sleptMs).toBeGreaterThanOrEqual(2000);
+
+        let answer: (() => void) | undefined;
+        const asked: Message[] = [];
+        peer.onServerRequest = (request) => {
+          asked.push(request);
+          return new Promise((resolve) => (answer = () => resolve({ action: 'accept', content: { confirm: true } })));
+        };
+        const question = call('journaled_question', { label: 'sep-q' });
+        await eventually(() => asked.length === 1);
+        expect(asked[0]?.method).toBe('elicitation/create');
+        expect(asked[0]?.params?.['message']).toBe('Confirm sep-q?');
+        expect((asked[0]?.params?.['_meta'] as Json)['modelcontextprotocol.io/related-task']).toEqual({
+          taskId: question.taskId,
+        });
+        expect((await get(question.taskId))['status']).toBe('input_required');
+        answer?.();
+        expect((await question.done).result?.['structuredContent']).toEqual({ confirm: true, prepareRuns: 1 });
+      } finally {
+        peer.onServerRequest = undefined;
+        await peer.close();
+        await fixture.close();
+      }
+    });
+
+    it('refuses the journal writes of a runner that was superseded (frozen past its lease, then resumed)', async () => {
+      const env = environment();
+      const first = await HttpFixture.start({ env });
+      const second = await HttpFixture.start({ env });
+      try {
+        const wire = await GENERATIONS['tasks extension']?.(first);
+        const taskId = (await wire?.create('journaled_steps', { steps: 6, stepMs: 400, label: 'takeover' })) as string;
+        await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length >= 1);
+        // Freeze the runner inside the next step's closure (not inside a SQLite write, whose lock would stay held):
+        // its lease lapses and the other server takes the task over.
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        first.child.kill('SIGSTOP');
+        const other = await GENERATIONS['tasks extension']?.(second);
+        const result = (await other?.result(taskId)) as Json;
+        const resumed = logged(env.MCP_TASKS_STEP_LOG, taskId).length;
+        first.child.kill('SIGCONT');
+        // The frozen runner's step closure finishes and logs, but its journal write is refused and it stops.
+        await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length > resumed, 5000).catch(() => undefined);
+        await new Promise((resolve) => setTimeout(resolve, 800));
+        const runs = (result['structuredContent'] as { runs: number[] }).runs;
+        expect(runs.filter((count) => count === 2).length).toBeLessThanOrEqual(1);
+        const final = (await other?.get(taskId)) as Json;
+        expect(final['status']).toBe('completed');
+        expect(final['result']).toEqual(result);
+        // Every step ran at most twice in total: once per runner at the step where the takeover happened.
+        const counts = new Map<string, number>();
+        for (const id of logged(env.MCP_TASKS_STEP_LOG, taskId)) counts.set(id, (counts.get(id) ?? 0) + 1);
+        expect([...counts.values()].filter((count) => count > 1).length).toBeLessThanOrEqual(1);
+        expect(Math.max(...counts.values())).toBeLessThanOrEqual(2);
+      } finally {
+        first.child.kill('SIGCONT');
+        await first.close();
+        await second.close();
+      }
+    });
+  });
+}
