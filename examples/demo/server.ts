@@ -66,6 +66,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     stdio,
     port: Number(process.env['PORT'] ?? 3000),
     host: process.env['HOST'] ?? '127.0.0.1',
+  }).catch((error: unknown) => {
+    // One line naming what failed (the store, the port), not a stack trace.
+    console.error(`mcp-tasks demo server: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
   });
   if (demo.url) {
     console.log(

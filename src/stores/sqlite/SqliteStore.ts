@@ -8,10 +8,12 @@ import {
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
+  StoreUnavailableError,
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
 import { SqliteJournal } from './SqliteJournal.js';
 
@@ -23,7 +25,10 @@ export interface SqliteStoreOptions {
    * process crash only and writes faster.
    */
   durability?: 'full' | 'normal';
-  /** How long a writer waits for another process holding the lock. Default 5 s. */
+  /**
+   * How long an operation waits for another process holding the file's lock, retrying on timers without blocking
+   * the event loop; then it fails with StoreUnavailableError (-32603). Default 5 s.
+   */
   busyTimeoutMs?: number;
   /** Page cache size in MiB. Default 64. */
   cacheMiB?: number;
@@ -41,6 +46,21 @@ interface Row {
   lease_until: number | null;
 }
 
+/** The store operations that touch the file: each waits for a busy file on timers (retryWhenBusy). */
+const BUSY_RETRIED = [
+  'insert',
+  'get',
+  'getByIdempotencyKey',
+  'replace',
+  'delete',
+  'list',
+  'countActive',
+  'sweepExpired',
+  'findStale',
+  'renewLeases',
+  'getSecret',
+] as const;
+
 const ACTIVE = `status IN ('working', 'input_required')`;
 
 /**
@@ -56,13 +76,43 @@ export class SqliteStore implements TaskStore {
 
   constructor(private readonly options: SqliteStoreOptions) {
     this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
+    retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
   }
 
+  /** Opens the file; a failure names the store and its cause in one line (a busy file is waited for first). */
   async init(): Promise<void> {
     if (this.db) return;
+    try {
+      await retryBusy(async () => this.open(), this.describe(), this.options.busyTimeoutMs ?? 5000);
+    } catch (error) {
+      const cause = error instanceof Error ? error.message : String(error);
+      throw new StoreUnavailableError(
+        cause.startsWith(this.describe()) ? cause : `Cannot open ${this.describe()}: ${cause}`,
+        { cause: error },
+      );
+    }
+  }
+
+  private describe(): string {
+    return `the SQLite store ${this.options.path}`;
+  }
+
+  private open(): void {
     if (this.options.path !== ':memory:') mkdirSync(dirname(this.options.path), { recursive: true });
     const db = new Database(this.options.path);
-    db.pragma(`busy_timeout = ${this.options.busyTimeoutMs ?? 5000}`);
+    try {
+      this.configure(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    this.db = db;
+    this.statements = this.prepare(db);
+    this.events.start(db);
+  }
+
+  private configure(db: Database.Database): void {
+    db.pragma(`busy_timeout = ${BLOCKING_BUSY_MS}`);
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${this.options.durability === 'normal' ? 'NORMAL' : 'FULL'}`);
     // A larger page cache keeps lookups on a 100k-task database as cheap as on a small one.
@@ -70,9 +120,6 @@ export class SqliteStore implements TaskStore {
     // Reads through a memory map skip a system call per page.
     db.pragma(`mmap_size = ${(this.options.mmapMiB ?? 256) * 1024 * 1024}`);
     migrate(db);
-    this.db = db;
-    this.statements = this.prepare(db);
-    this.events.start(db);
   }
 
   async close(): Promise<void> {
