@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
-import { createMcpTasks, guardStdin, serveHttp } from '../../src/server/index.js';
+import { createMcpTasks, guardStdin, serveHttp, type RateLimit } from '../../src/server/index.js';
 import { queueExecutor } from '../../src/server/worker/index.js';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';
@@ -41,7 +41,7 @@ const tasks = await createMcpTasks({
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',
   sep1686Requests: ['resources/read', 'prompts/get'],
   limits,
-  ...(rate && { rateLimit: { perSecond: rate[0] as number, burst: rate[1] as number } }),
+  ...(rate && { rateLimit: rateLimitOf(rate) }),
   heldCalls: {
     ...(env('MCP_TASKS_HELD_MAX') !== undefined && { maxHeld: env('MCP_TASKS_HELD_MAX') as number }),
     ...(env('MCP_TASKS_HELD_MS') !== undefined && { holdMs: env('MCP_TASKS_HELD_MS') as number }),
@@ -80,6 +80,20 @@ if (process.argv.includes('--stdio')) {
     }),
   });
   console.error(`mcp-tasks fixture server listening on ${handle.url}`);
+}
+
+/** MCP_TASKS_RATE_LIMIT: `operations/s:burst[:creations/s:burst[:waits/s:burst]]`. */
+function rateLimitOf([perSecond, burst, ...rest]: number[]): RateLimit {
+  const shape = (at: number) =>
+    rest[at] === undefined ? undefined : { perSecond: rest[at] as number, burst: rest[at + 1] as number };
+  const creations = shape(0);
+  const waits = shape(2);
+  return {
+    perSecond: perSecond as number,
+    burst: burst as number,
+    ...(creations && { creations }),
+    ...(waits && { waits }),
+  };
 }
 
 /** `token:client,token:client` — static bearer tokens for tests of owner scoping. */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import type { JSONRPCMessage, JSONRPCNotification, MessageExtraInfo, Transport } from '@modelcontextprotocol/client';
 
+import { honouringRetryAfter, retryAfterMsOf } from './retryAfter.js';
 import { TaskConnectionError, type RpcErrorObject } from './TaskClientError.js';
 import { toTaskClientError } from './toTaskClientError.js';
 
@@ -78,8 +79,23 @@ export class RawChannel {
 
   request(method: string, params: Record<string, unknown>, options: RawRequestOptions = {}): RawCall {
     const id = `${this.prefix}${++this.counter}`;
+    // A rate-limit refusal did nothing on the server, so the same request is sent again (same id) when it says to.
+    const reply = honouringRetryAfter(
+      () => this.send(id, method, params, options),
+      (outcome) => ('value' in outcome && !outcome.value.ok ? retryAfterMsOf(outcome.value.error) : undefined),
+      options.signal,
+    );
+    return { id, reply };
+  }
+
+  private send(
+    id: string,
+    method: string,
+    params: Record<string, unknown>,
+    options: RawRequestOptions,
+  ): Promise<RawReply> {
     const stream = options.cancelByStream === true ? new AbortController() : undefined;
-    const reply = new Promise<RawReply>((resolve, reject) => {
+    return new Promise<RawReply>((resolve, reject) => {
       if (this.closed !== undefined) {
         reject(this.closed);
         return;
@@ -129,7 +145,6 @@ export class RawChannel {
         )
         .catch((error: unknown) => settle.reject(toTaskClientError(error)));
     });
-    return { id, reply };
   }
 
   /** Sends `notifications/cancelled` for a request id, or closes the request's stream where that is the signal. */

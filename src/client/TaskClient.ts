@@ -33,6 +33,7 @@ import { TaskHandle, type HandleContext } from './TaskHandle.js';
 import type { TaskOutcome } from './TaskOutcome.js';
 import type { TaskProgress, TaskSnapshot } from './TaskSnapshot.js';
 import { createTransport, describeTarget, isHttpTarget, targetKey, type TaskTarget } from './TaskTarget.js';
+import { honouringClient } from './retryAfter.js';
 import { toTaskClientError } from './toTaskClientError.js';
 import { ToolCatalog } from './ToolCatalog.js';
 
@@ -428,9 +429,9 @@ export class TaskClient {
       });
     }
     if (preference === 'sep-1686')
-      return new Sep1686Dialect({ client: this.sdkClient, raw: this.raw, requestTimeoutMs });
+      return new Sep1686Dialect({ client: honouringClient(this.sdkClient), raw: this.raw, requestTimeoutMs });
     return new Core20251125Dialect({
-      client: this.sdkClient,
+      client: honouringClient(this.sdkClient),
       raw: this.raw,
       capabilities: this.capabilities,
       tools: this.tools,

@@ -90,7 +90,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxTtlMs: 7 * 24 * 60 * 60 * 1000,
   defaultTtlMs: 24 * 60 * 60 * 1000,
   minTtlMs: 1000,
-  maxActivePerOwner: 100,
+  maxActivePerOwner: 1000,
   maxStoredPerOwner: 10_000,
   listPageSize: 50,
   maxArgumentsBytes: 1024 * 1024,

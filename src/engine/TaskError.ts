@@ -68,6 +68,8 @@ export class TaskLimitError extends TaskError {
   constructor(
     readonly limit: 'concurrent_tasks' | 'stored_tasks' | 'rate',
     message: string,
+    /** When trying again may succeed, and what else the refusal tells the caller (`error.data` on the wire). */
+    readonly details?: { retryAfterMs: number; [key: string]: unknown },
   ) {
     super(message);
   }

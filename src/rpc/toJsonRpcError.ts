@@ -64,7 +64,11 @@ export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retri
     };
   }
   if (error instanceof TaskLimitError) {
-    return { code: ErrorCodes.INVALID_REQUEST, message: `${verb}: ${error.message}`, data: { limit: error.limit } };
+    return {
+      code: ErrorCodes.INVALID_REQUEST,
+      message: `${verb}: ${error.message}`,
+      data: { limit: error.limit, ...error.details },
+    };
   }
   if (error instanceof ExecutorUnavailableError) {
     return {

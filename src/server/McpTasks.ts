@@ -12,7 +12,7 @@ import {
 } from '../engine/index.js';
 import { InProcessExecutor } from '../executors/index.js';
 import { journaledWork } from '../workflow/index.js';
-import { CoreDialect, ExtDialect, SepDialect, type ToolTaskPolicy } from '../dialects/index.js';
+import { CoreDialect, ExtDialect, SepDialect, type Caller, type ToolTaskPolicy } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
 import { FallbackTools } from './FallbackTools.js';
@@ -21,7 +21,7 @@ import { HeldCalls, type HeldCallLimits } from './HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
 import { warmModernLink } from './ModernInternalCall.js';
-import { DEFAULT_RATE_LIMIT, RateLimiter, type RateLimit } from './RateLimiter.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter, type RateClass, type RateKey, type RateLimit } from './RateLimiter.js';
 import type { CallerOptions } from './resolveCaller.js';
 import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
 import { ProgressRelay } from './ProgressRelay.js';
@@ -81,7 +81,7 @@ export interface McpTasksOptions {
   fallbackTools?: boolean;
   /** See `fallbackTools`. Default 20 s. */
   fallbackAfterMs?: number;
-  /** Task operations per owner; `false` disables the limit. Default 50/s with bursts of 100. */
+  /** Quotas on task traffic per client (see RateLimit and docs/limits.md); `false` disables them. */
   rateLimit?: RateLimit | false;
   logger?: EngineLogger;
 }
@@ -125,7 +125,10 @@ export class McpTasks implements ConnectionHost {
       : undefined;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
-    this.rate = options.rateLimit === false ? undefined : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT);
+    this.rate =
+      options.rateLimit === false
+        ? undefined
+        : new RateLimiter(options.rateLimit ?? DEFAULT_RATE_LIMIT, this.defaultPollIntervalMs);
     if (typeof options.tools === 'function') this.policyOf = options.tools;
     else {
       for (const [name, policy] of Object.entries(options.tools)) {
@@ -195,13 +198,17 @@ export class McpTasks implements ConnectionHost {
     return typeof policy === 'string' ? { taskSupport: policy } : policy;
   }
 
-  checkRate(owner: string): void {
+  checkRate(caller: Caller, kind: RateClass, taskId?: string): void {
     try {
-      this.rate?.take(owner);
+      this.rate?.take(rateKey(caller), kind, taskId);
     } catch (error) {
       this.metrics?.refusedBy('rate');
       throw error;
     }
+  }
+
+  advertisedPollInterval(caller: Caller, taskId: string, pollIntervalMs: number): void {
+    this.rate?.advertised(rateKey(caller), taskId, pollIntervalMs);
   }
 
   register(connection: TaskConnection): void {
@@ -269,4 +276,8 @@ export class McpTasks implements ConnectionHost {
 /** Creates the tasks runtime (see {@link McpTasks}). */
 export function createMcpTasks(options: McpTasksOptions): Promise<McpTasks> {
   return McpTasks.create(options);
+}
+
+function rateKey(caller: Caller): RateKey {
+  return { key: caller.owner, ...(caller.quotaGroup !== undefined && { group: caller.quotaGroup }) };
 }

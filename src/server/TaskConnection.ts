@@ -30,6 +30,7 @@ import {
   isObject,
   toJsonRpcError,
   type JsonRpcMessage,
+  type TaskOperation,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
@@ -37,6 +38,8 @@ import {
 } from '../rpc/index.js';
 import type { HeldCalls } from './HeldCalls.js';
 import { withFallbackTools, type FallbackClient, type FallbackTools } from './FallbackTools.js';
+import { clientKeyOf } from './clientKey.js';
+import { rateClassOf, type RateClass } from './RateLimiter.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from './ServerLike.js';
 
@@ -53,7 +56,9 @@ export interface ConnectionHost {
   readonly heldCalls: HeldCalls;
   policyFor(toolName: string): ToolTaskPolicy | undefined;
   /** Throws a TaskLimitError when the owner exceeds the rate limit (spec R69). */
-  checkRate(owner: string): void;
+  checkRate(caller: Caller, kind: RateClass, taskId?: string): void;
+  /** Tells the rate limit which pollInterval a caller was given for a task. */
+  advertisedPollInterval(caller: Caller, taskId: string, pollIntervalMs: number): void;
   register(connection: TaskConnection): void;
   unregister(connection: TaskConnection): void;
   /** Tasks for requestors that declared no tasks support (the `fallbackTools` option). */
@@ -276,13 +281,19 @@ export class TaskConnection implements TransportLike {
       this.closed || controller.signal.aborted
         ? undefined
         : this.inner.send(response, { relatedRequestId: request.id });
+    const kind = rateClassOf(request.method);
+    const taskId = isObject(request.params) ? request.params['taskId'] : undefined;
     const run = async (): Promise<DialectAnswer> => {
       const ctx = this.contextFor(request, extra, controller.signal);
-      if (!handler.plainCall) this.host.checkRate(ctx.caller.owner);
-      return handler(request, ctx);
+      if (!handler.plainCall) this.host.checkRate(ctx.caller, kind, typeof taskId === 'string' ? taskId : undefined);
+      const answer = await handler(request, ctx);
+      const interval = kind === 'poll' && 'result' in answer ? advertisedInterval(answer.result) : undefined;
+      if (interval !== undefined && typeof taskId === 'string')
+        this.host.advertisedPollInterval(ctx.caller, taskId, interval);
+      return answer;
     };
     run()
-      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error) }))
+      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error, operationOf(request.method)) }))
       .then((answer) =>
         'noResponse' in answer ? undefined : reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse),
       )
@@ -318,6 +329,7 @@ export class TaskConnection implements TransportLike {
       extra?.authInfo,
       this.longLived ? (this.inner.sessionId ?? this.id) : undefined,
       this.host.callerOptions,
+      clientKeyOf(extra?.['request']),
     );
   }
 
@@ -420,3 +432,24 @@ function withoutLegacyTask(request: JsonRpcRequest): JsonRpcRequest {
   const { task: _task, ...params } = request.params;
   return { ...request, params };
 }
+
+/** The pollInterval an answer to tasks/get advertised, under each generation's name for it. */
+function advertisedInterval(result: unknown): number | undefined {
+  if (!isObject(result)) return undefined;
+  const value = result['pollInterval'] ?? result['pollIntervalMs'] ?? result['pollFrequency'];
+  return typeof value === 'number' ? value : undefined;
+}
+
+/** What a refused request was trying to do, so the error reads right (a rate refusal of a creation, say). */
+function operationOf(method: string): TaskOperation {
+  const operation = OPERATIONS[method];
+  if (operation) return operation;
+  return method.startsWith('tasks/') ? 'retrieve' : 'create';
+}
+
+const OPERATIONS: Record<string, TaskOperation> = {
+  'tasks/cancel': 'cancel',
+  'tasks/update': 'update',
+  'tasks/delete': 'delete',
+  'tasks/list': 'list',
+};

@@ -15,6 +15,7 @@ export function resolveCaller(
   authInfo: AuthInfoLike | undefined,
   sessionKey: string | undefined,
   options: CallerOptions,
+  client?: { key: string; address: string | undefined },
 ): Caller {
   const subject = typeof authInfo?.extra?.['sub'] === 'string' ? authInfo.extra['sub'] : undefined;
   if (authInfo && (authInfo.clientId || subject)) {
@@ -25,6 +26,14 @@ export function resolveCaller(
     const owner = `session:${sessionKey}`;
     return { owner, scope: options.bindToSession ? owner : ANY_OWNER, listable: true, authenticated: false };
   }
-  // Stateless and unauthenticated: callers cannot be told apart, so nothing can be listed (spec R66).
-  return { owner: 'anonymous', scope: ANY_OWNER, listable: false, authenticated: false };
+  // Stateless and unauthenticated: callers cannot be told apart for ownership, so nothing can be listed (spec R66);
+  // their address (and self-chosen key) only keeps one client's quotas from being everyone's.
+  if (client === undefined) return { owner: 'anonymous', scope: ANY_OWNER, listable: false, authenticated: false };
+  return {
+    owner: `anonymous:${client.key}`,
+    scope: ANY_OWNER,
+    listable: false,
+    authenticated: false,
+    ...(client.key !== client.address && { quotaGroup: `anonymous:${client.address ?? ''}` }),
+  };
 }

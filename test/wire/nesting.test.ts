@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { HttpFixture, ModernPeer, StdioPeer, eventually, type RawPeer } from '../helpers/rawWire.js';
+import { HttpFixture, ModernPeer, eventually, startPeer, type RawPeer } from '../helpers/rawWire.js';
 
 // Written by hand: serializing it in the test would overflow the stack just as it once did in the store.
 const DEEP = `${'['.repeat(10_000)}0${']'.repeat(10_000)}`;
@@ -38,19 +38,12 @@ async function modernPost(url: string, body: string, name: string): Promise<Reco
 for (const kind of ['stdio', 'http'] as const) {
   describe(`deeply nested task params are -32602 (${kind})`, () => {
     let peer: RawPeer;
-    let fixture: HttpFixture | undefined;
+    let close: () => Promise<void>;
     beforeAll(async () => {
-      if (kind === 'stdio') peer = await StdioPeer.start();
-      else {
-        fixture = await HttpFixture.start();
-        peer = await fixture.peer();
-      }
+      ({ peer, close } = await startPeer(kind));
       await peer.initialize();
     });
-    afterAll(async () => {
-      await peer.close();
-      await fixture?.close();
-    });
+    afterAll(async () => close());
 
     it('2025-11-25 and SEP-1686 creations are refused, and the server goes on', async () => {
       expectDepthRefusal(await peer.sendRaw(deepCall('deep-core', ',"task":{}'), 'deep-core'));

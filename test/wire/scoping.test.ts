@@ -126,7 +126,7 @@ describe('limits (R69 R70)', () => {
       const peer = await fixture.peer();
       await peer.initialize();
       const responses = await Promise.all(Array.from({ length: 10 }, () => peer.request('tasks/get', { taskId: 'x' })));
-      const limited = responses.filter((r) => r.error?.message.includes('Rate limit'));
+      const limited = responses.filter((r) => (r.error?.data as { limit?: string } | undefined)?.limit === 'rate');
       expect(limited.length).toBeGreaterThanOrEqual(5);
       expect(limited[0]?.error?.code).toBe(-32600);
       // Plain MCP traffic is not limited.

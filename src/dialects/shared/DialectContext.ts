@@ -11,6 +11,8 @@ export interface Caller {
   listable: boolean;
   /** Whether the owner is an authenticated principal. */
   authenticated: boolean;
+  /** Quotas shared with other callers besides the owner's own (the address of a self-keyed anonymous client). */
+  quotaGroup?: string;
 }
 
 /** How a tool may be called as a task, declared by the server author per tool. */

@@ -13,6 +13,7 @@ import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { requestGuardResponse, type RequestGuardOptions } from './requestGuardResponse.js';
 import { EventStoreBudget, MemoryEventStore } from './MemoryEventStore.js';
 import { SessionRegistry } from './SessionRegistry.js';
+import { clientKeyOf, tagClientAddress } from '../clientKey.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 
@@ -158,6 +159,8 @@ export function createTasksHttpHandler(
 
   return {
     async fetch(request, info) {
+      // Task quotas of callers that cannot be told apart otherwise are kept per peer address (and client key).
+      tagClientAddress(request, info?.remoteAddress);
       const refused = requestGuardResponse(request, options);
       if (refused) return refused;
       const unserved = unservedMethodResponse(request);
@@ -200,9 +203,9 @@ export function createTasksHttpHandler(
               message: `Too many task ids: at most ${maxListenTaskIds} in one subscriptions/listen`,
             },
           });
-        const caller = resolveCaller(auth, undefined, tasks.callerOptions);
+        const caller = resolveCaller(auth, undefined, tasks.callerOptions, clientKeyOf(request));
         try {
-          tasks.checkRate(caller.owner);
+          tasks.checkRate(caller, 'wait');
         } catch (error) {
           return Response.json({ jsonrpc: '2.0', id: listen.id, error: toJsonRpcError(error) });
         }
