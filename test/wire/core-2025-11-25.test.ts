@@ -29,9 +29,19 @@ async function createTask(
 }
 
 async function getTask(peer: RawPeer, taskId: string): Promise<WireTask> {
-  const response = await peer.request('tasks/get', { taskId });
+  let response = await peer.request('tasks/get', { taskId });
+  // Polling one task faster than its pollInterval is refused with the time to wait; the tight loops here wait as told.
+  for (let wait = retryAfterMsOf(response); wait !== undefined; wait = retryAfterMsOf(response)) {
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    response = await peer.request('tasks/get', { taskId });
+  }
   expect(response.error, JSON.stringify(response.error)).toBeUndefined();
   return response.result as unknown as WireTask;
+}
+
+function retryAfterMsOf(response: Response): number | undefined {
+  const wait = (response.error?.data as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
+  return typeof wait === 'number' ? wait : undefined;
 }
 
 async function untilStatus(peer: RawPeer, taskId: string, status: string): Promise<WireTask> {

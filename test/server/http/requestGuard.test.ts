@@ -8,6 +8,7 @@ import {
   serveHttp,
   type HttpServerHandle,
   type McpTasks,
+  type RateLimit,
   type ServeHttpOptions,
 } from '../../../src/server/index.js';
 
@@ -82,7 +83,7 @@ describe('Origin and Host checks on every path; subscriptions/listen validated l
     tasks = undefined;
   });
 
-  async function start(options: ServeHttpOptions = {}, rateLimit?: { perSecond: number; burst: number }) {
+  async function start(options: ServeHttpOptions = {}, rateLimit?: RateLimit) {
     tasks = await createMcpTasks({
       server: createServer,
       tools: {},
@@ -203,7 +204,8 @@ describe('Origin and Host checks on every path; subscriptions/listen validated l
             ? { token: 'good', clientId: 'alice', scopes: [] }
             : new Response('unauthorized', { status: 401 }),
       },
-      { perSecond: 0.001, burst: 2 },
+      // A listen is a blocking wait: it is charged once against the waits quota.
+      { perSecond: 1000, burst: 1000, waits: { perSecond: 0.001, burst: 2 } },
     );
     const headers = { ...LISTEN_HEADERS, authorization: 'Bearer good' };
     expect((await send(urls.mcp, { method: 'POST', headers: LISTEN_HEADERS, body: listenBody([]) })).status).toBe(401);
