@@ -4,6 +4,8 @@ import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
+import { SqliteStore } from '../../src/stores/sqlite/index.js';
+import { makeRecord } from '../helpers/records.js';
 import { ROOT, StdioPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -72,6 +74,35 @@ describe('a SQLite file locked by another process while the server runs', () => 
     await lock.release();
     expect((await create()).result?.['task']).toBeDefined();
   }, 20_000);
+});
+
+describe('SqliteStore under another process’s write lock', () => {
+  it('waits on timers, never blocking the event loop, for task and step-journal writes alike', async () => {
+    const path = join(tempDir(), 'tasks.db');
+    const store = new SqliteStore({ path, changePollMs: 0 });
+    await store.init();
+    await store.journal.init();
+    const lock = await holdLock(path, 'immediate');
+    let ticks = 0;
+    let longestGap = 0;
+    let last = Date.now();
+    const ticker = setInterval(() => {
+      ticks++;
+      longestGap = Math.max(longestGap, Date.now() - last);
+      last = Date.now();
+    }, 20);
+    const writes = Promise.all([store.insert(makeRecord({ taskId: 'busy-1' })), store.journal.setWake('busy-1', 5)]);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    await lock.release();
+    await writes;
+    clearInterval(ticker);
+    // Loose: timers kept firing while both writes waited (a blocking wait would leave one gap of the whole hold).
+    expect(ticks).toBeGreaterThan(10);
+    expect(longestGap).toBeLessThan(500);
+    expect((await store.get('busy-1'))?.taskId).toBe('busy-1');
+    expect(await store.journal.due(10, 10)).toEqual([{ taskId: 'busy-1', wakeAt: 5 }]);
+    await store.close();
+  });
 });
 
 describe('start-up on a store that cannot be used', () => {

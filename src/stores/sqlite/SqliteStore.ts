@@ -60,6 +60,7 @@ const BUSY_RETRIED = [
   'renewLeases',
   'getSecret',
 ] as const;
+const JOURNAL_BUSY_RETRIED = ['init', 'claim', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
 
 const ACTIVE = `status IN ('working', 'input_required')`;
 
@@ -77,6 +78,7 @@ export class SqliteStore implements TaskStore {
   constructor(private readonly options: SqliteStoreOptions) {
     this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
+    retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
   }
 
   /** Opens the file; a failure names the store and its cause in one line (a busy file is waited for first). */
