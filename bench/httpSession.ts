@@ -39,10 +39,13 @@ export class HttpSession {
     this.sessionId = response.headers.get('mcp-session-id') ?? this.sessionId;
     const text = await response.text();
     if ((response.headers.get('content-type') ?? '').includes('text/event-stream')) {
-      return text
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => JSON.parse(line.slice(5)) as Record<string, unknown>);
+      return (
+        text
+          .split('\n')
+          // Empty data lines are priming events (resumable streams), not messages.
+          .filter((line) => line.startsWith('data:') && line.slice(5).trim().length > 0)
+          .map((line) => JSON.parse(line.slice(5)) as Record<string, unknown>)
+      );
     }
     return text ? [JSON.parse(text) as Record<string, unknown>] : [];
   }

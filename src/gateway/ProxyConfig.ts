@@ -1,4 +1,4 @@
-import type { McpTasksOptions, RateLimit, TasksHttpHandlerOptions } from '../server/index.js';
+import type { JwtAuthOptions, McpTasksOptions, RateLimit, TasksHttpHandlerOptions } from '../server/index.js';
 import type { GatewayToolSettings, ToolRule } from './toolPolicies.js';
 
 /** The `--config` file: per-tool settings by glob, and the library's limit, auth and engine options. */
@@ -11,6 +11,8 @@ export interface ProxyConfig {
   defaultPollIntervalMs?: number;
   engine?: { leaseMs?: number; recoveryIntervalMs?: number; sweepIntervalMs?: number };
   http?: Pick<TasksHttpHandlerOptions, 'allowedHostnames' | 'sessionIdleMs'>;
+  /** OAuth 2.1 bearer tokens (the library's `jwtAuth`): tasks then belong to the token's principal. */
+  auth?: { jwt: JwtAuthOptions };
   /** Plain calls from clients without tasks support become tasks after `fallbackAfterMs` (default on). */
   fallbackTools?: boolean;
   fallbackAfterMs?: number;

@@ -4,6 +4,7 @@ import type { TaskTarget } from '../client/index.js';
 import {
   createMcpTasks,
   guardStdin,
+  jwtAuth,
   queueExecutor,
   runWorker,
   serveHttp,
@@ -113,6 +114,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     port: options.serve.port ?? 3000,
     host: options.serve.host ?? '127.0.0.1',
     ...config.http,
+    ...(config.auth?.jwt && jwtAuth(config.auth.jwt)),
   });
   return { url: http.url, tasks, upstream, close: () => shutdown(() => http.close()) };
 }

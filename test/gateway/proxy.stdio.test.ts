@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TaskClient, textOf, type TaskSnapshot } from '../../src/client/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
+  CLI,
   EVERYTHING_STDIO,
   startProxyProcess,
   until,
@@ -174,6 +177,27 @@ describe('gateway over stdio: progress, cancellation, other requestors', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('gateway over stdio: the mcp-tasks command line as requestor', () => {
+  it('calls a tool as a task through the gateway', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      CLI,
+      '--url',
+      proxy.url,
+      '--no-store',
+      '--json',
+      'call',
+      'echo',
+      'message=from the command line',
+    ]);
+    const lines = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.some((line) => typeof line['taskId'] === 'string')).toBe(true);
+    expect(stdout).toContain('Echo: from the command line');
   });
 });
 
