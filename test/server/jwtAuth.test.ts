@@ -8,7 +8,7 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { jwtAuth } from '../../src/server/index.js';
-import { HttpPeer, ROOT } from '../helpers/rawWire.js';
+import { HttpPeer, ModernPeer, ROOT } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const AUDIENCE = 'https://mcp.example.test/mcp';
@@ -32,6 +32,33 @@ async function serveJwks(publicKey: CryptoKey): Promise<Issuer> {
   issuer.url = `http://127.0.0.1:${(issuer.server.address() as AddressInfo).port}`;
   issuer.jwksUrl = `${issuer.url}/jwks.json`;
   return issuer;
+}
+
+/** The jwt-auth example server trusting `issuer`, with the demo reading under `root`. */
+async function startExample(issuer: Issuer, root: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/examples/jwt-auth/server.js')], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      MCP_TASKS_STORE: join(tempDir(), 'tasks.db'),
+      MCP_TASKS_DEMO_ROOT: root,
+      MCP_TASKS_JWKS_URL: issuer.jwksUrl,
+      MCP_TASKS_JWT_ISSUER: issuer.url,
+      MCP_TASKS_JWT_AUDIENCE: AUDIENCE,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = /required\): (http:\/\/\S+)/.exec(seen);
+      if (match) resolve(match[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`example exited ${code}`)));
+  });
+  return { child, url };
 }
 
 describe('JWT bearer authentication with Protected Resource Metadata (example server, real JWKS)', () => {
@@ -73,28 +100,7 @@ describe('JWT bearer authentication with Protected Resource Metadata (example se
     stranger = (await generateKeyPair('RS256')).privateKey;
     issuer = await serveJwks(keys.publicKey);
     for (let i = 0; i < 20; i++) writeFileSync(join(root, `f${i}.txt`), String(i));
-    child = spawn(process.execPath, [join(ROOT, 'dist/examples/jwt-auth/server.js')], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        MCP_TASKS_STORE: join(tempDir(), 'tasks.db'),
-        MCP_TASKS_DEMO_ROOT: root,
-        MCP_TASKS_JWKS_URL: issuer.jwksUrl,
-        MCP_TASKS_JWT_ISSUER: issuer.url,
-        MCP_TASKS_JWT_AUDIENCE: AUDIENCE,
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    url = await new Promise<string>((resolve, reject) => {
-      let seen = '';
-      child.stdout?.on('data', (chunk: Buffer) => {
-        seen += chunk.toString();
-        const match = /required\): (http:\/\/\S+)/.exec(seen);
-        if (match) resolve(match[1] as string);
-      });
-      child.once('exit', (code) => reject(new Error(`example exited ${code}`)));
-    });
+    ({ child, url } = await startExample(issuer, root));
     metadataUrl = `${new URL(url).origin}/.well-known/oauth-protected-resource/mcp`;
   });
   afterAll(async () => {
@@ -168,6 +174,53 @@ describe('JWT bearer authentication with Protected Resource Metadata (example se
       await alice.close();
       await bob.close();
     }
+  });
+});
+
+describe('jwtAuth on the 2026-07-28 wire (stateless, tasks extension)', () => {
+  let keys: { publicKey: CryptoKey; privateKey: CryptoKey };
+  let issuer: Issuer;
+  let child: ChildProcess;
+  let url: string;
+  const root = tempDir();
+
+  const token = (sub: string) =>
+    new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+      .setIssuer(issuer.url)
+      .setAudience(AUDIENCE)
+      .setSubject(sub)
+      .setExpirationTime('10m')
+      .sign(keys.privateKey);
+
+  beforeAll(async () => {
+    keys = await generateKeyPair('RS256');
+    issuer = await serveJwks(keys.publicKey);
+    for (let i = 0; i < 20; i++) writeFileSync(join(root, `f${i}.txt`), String(i));
+    ({ child, url } = await startExample(issuer, root));
+  });
+  afterAll(async () => {
+    child.kill('SIGTERM');
+    issuer.server.close();
+  });
+
+  it('refuses a request without a token with the challenge, and scopes tasks to the token subject', async () => {
+    const anonymous = await new ModernPeer(url).request('tools/list');
+    expect(anonymous.httpStatus).toBe(401);
+    const alice = new ModernPeer(url, { authorization: `Bearer ${await token('alice')}` });
+    const bob = new ModernPeer(url, { authorization: `Bearer ${await token('bob')}` });
+    const created = await alice.request('tools/call', {
+      name: 'index_directory',
+      arguments: { path: '.', delayMs: 200 },
+    });
+    expect(created.result?.['resultType']).toBe('task');
+    const taskId = created.result?.['taskId'] as string;
+    const foreign = await bob.request('tasks/get', { taskId });
+    const missing = await bob.request('tasks/get', { taskId: '00000000-0000-4000-8000-000000000000' });
+    expect(foreign.error).toEqual(missing.error);
+    expect(foreign.error).toBeDefined();
+    expect((await alice.request('tasks/get', { taskId })).result?.['taskId']).toBe(taskId);
+    await alice.request('tasks/cancel', { taskId });
   });
 });
 
