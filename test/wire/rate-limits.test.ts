@@ -45,7 +45,8 @@ function expectRateRefusal(error: Refusal | undefined, rate: string): number {
 describe('default limits fit a well-behaved client', () => {
   let fixture: HttpFixture;
   beforeAll(async () => {
-    fixture = await HttpFixture.start({ env: { MCP_TASKS_TEST_TOKENS: 'token-a:alice' } });
+    // The runtime's own defaults (the fixture relaxes only the poll burst unless told).
+    fixture = await HttpFixture.start({ env: { MCP_TASKS_TEST_TOKENS: 'token-a:alice', MCP_TASKS_POLL_BURST: '5' } });
   });
   afterAll(async () => fixture.close());
 
@@ -100,7 +101,7 @@ for (const kind of ['stdio', 'http'] as const) {
     let peer: RawPeer;
     let close: () => Promise<void>;
     beforeAll(async () => {
-      ({ peer, close } = await startPeer(kind));
+      ({ peer, close } = await startPeer(kind, { env: { MCP_TASKS_POLL_BURST: '5' } }));
       await peer.initialize();
     });
     afterAll(async () => close());
