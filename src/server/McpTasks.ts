@@ -211,6 +211,11 @@ export class McpTasks implements ConnectionHost {
     this.rate?.advertised(rateKey(caller), taskId, pollIntervalMs);
   }
 
+  /** Connections open now (sessions, stdio, exchanges in flight). */
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
   register(connection: TaskConnection): void {
     this.connections.set(connection.id, connection);
   }

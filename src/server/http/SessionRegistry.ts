@@ -1,6 +1,7 @@
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 
 import type { MemoryEventStore } from './MemoryEventStore.js';
+import { withBodyEnd } from './withBodyEnd.js';
 
 export interface SessionLimits {
   /** Open 2025-era sessions in all. */
@@ -89,7 +90,7 @@ export class SessionRegistry {
     session.seen = this.now();
     if (!response.body) return response;
     session.inFlight++;
-    return withEnd(response, () => {
+    return withBodyEnd(response, () => {
       session.inFlight--;
       session.seen = this.now();
     });
@@ -111,37 +112,4 @@ export class SessionRegistry {
     if (session.transport.sessionId) this.delete(session.transport.sessionId);
     return session.transport.close().catch(() => {});
   }
-}
-
-/** The same response, calling `end` once when its body is done, failed or cancelled by the client. */
-function withEnd(response: Response, end: () => void): Response {
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  let ended = false;
-  const finish = () => {
-    if (ended) return;
-    ended = true;
-    end();
-  };
-  const body = new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        try {
-          const { value, done } = await reader.read();
-          if (done) {
-            finish();
-            controller.close();
-          } else controller.enqueue(value);
-        } catch (error) {
-          finish();
-          controller.error(error);
-        }
-      },
-      cancel(reason) {
-        finish();
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -14,6 +14,7 @@ import { requestGuardResponse, type RequestGuardOptions } from './requestGuardRe
 import { EventStoreBudget, MemoryEventStore } from './MemoryEventStore.js';
 import { SessionRegistry } from './SessionRegistry.js';
 import { clientKeyOf, tagClientAddress } from '../clientKey.js';
+import { withBodyEnd } from './withBodyEnd.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 
@@ -154,7 +155,17 @@ export function createTasksHttpHandler(
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
     await server.connect(transport);
-    return transport.handleRequest(request, handleOptions);
+    // One exchange: once its answer is out, the instance and its connection go (each would stay registered).
+    const teardown = () => {
+      void transport.close().catch(() => {});
+      void server.close().catch(() => {});
+    };
+    try {
+      return withBodyEnd(await transport.handleRequest(request, handleOptions), teardown);
+    } catch (error) {
+      teardown();
+      throw error;
+    }
   }
 
   return {

@@ -31,7 +31,7 @@ function createServer(): McpServer {
       const token = ctx.mcpReq._meta?.progressToken ?? 'none';
       // Paced, so a client that reads keeps up; one that does not falls behind.
       for (let i = 0; i < count; i++) {
-        if (i % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        if (i % 2 === 0) await new Promise((resolve) => setTimeout(resolve, 20));
         await ctx.mcpReq.notify({
           method: 'notifications/progress',
           params: { progressToken: token, progress: i, total: count, message: 'y'.repeat(size) },
@@ -191,7 +191,30 @@ describe('bounded memory on the HTTP endpoint', () => {
     for (const peer of [busy, idle]) await peer.close();
   });
 
-  /** POSTs a flood (50 MB of progress over ~2 s) in the peer's session; reads its first event, then nothing for 3 s. */
+  it('stateless 2025-era requests leave no server instance or connection behind', async () => {
+    const server = await start();
+    const before = (tasks as McpTasks).connectionCount;
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    };
+    for (let i = 0; i < 100; i++) {
+      for (const body of [
+        { jsonrpc: '2.0', id: i, method: 'tasks/get', params: { taskId: crypto.randomUUID() } },
+        { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'big', arguments: { size: 10 } } },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ]) {
+        const response = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify(body) });
+        expect(response.status).toBeLessThan(300);
+        await response.arrayBuffer();
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((tasks as McpTasks).connectionCount).toBe(before);
+  });
+
+  /** POSTs a flood (50 MB of progress over 2 s or more) in the peer's session; reads its first event, then nothing for 3 s. */
   function floodWithoutReading(server: HttpServerHandle, peer: HttpPeer) {
     return new Promise<{ cut: boolean; received: string }>((resolve, reject) => {
       let cut = false;
@@ -275,7 +298,7 @@ describe('bounded memory on the HTTP endpoint', () => {
   });
 
   it('slow readers: output pending beyond maxPendingBytes is cut at once, while a client that reads gets it all', async () => {
-    const server = await start({ maxPendingBytes: 8 * MB, slowReaderMs: 60_000 });
+    const server = await start({ maxPendingBytes: 16 * MB, slowReaderMs: 60_000 });
     const peer = await session();
     const started = Date.now();
     const { cut, received } = await floodWithoutReading(server, peer);
