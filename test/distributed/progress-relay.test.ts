@@ -1,6 +1,8 @@
 // Progress from tools running in queue workers reaches the requestor (spec R55 R56): two fixture servers and one
 // fixture worker as separate processes on one shared store; the requestor is connected to one server, the tool runs
 // in the worker, and its progress travels through the store to that server, which forwards it with the original token.
+import { randomUUID } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
@@ -69,6 +71,31 @@ if (redisUrl) {
         const other = await cluster.peer(0);
         await core20251125.initialize(other);
         expect(other.notifications.filter((n) => n.method === 'notifications/progress')).toEqual([]);
+      });
+
+      it('SEP-1686: forwards the worker’s progress on the original request until its response', async () => {
+        const taskId = randomUUID();
+        const token = unique('sep-token');
+        const label = unique('sep-progress');
+        const response = await requestor.request(
+          'tools/call',
+          {
+            name: 'slow_compute',
+            arguments: { seconds: 2, label },
+            _meta: { 'modelcontextprotocol.io/task': { taskId }, progressToken: token },
+          },
+          { id: `sep-${taskId}` },
+        );
+        expect(response.result?.['content']).toEqual([{ type: 'text', text: `Computed ${label} in 2s` }]);
+        const mine = () =>
+          requestor.notifications.filter(
+            (n) => n.method === 'notifications/progress' && n.params?.['progressToken'] === token,
+          );
+        const values = mine().map((n) => n.params?.['progress'] as number);
+        expect(values.length).toBeGreaterThanOrEqual(3);
+        for (let i = 1; i < values.length; i++) expect(values[i]).toBeGreaterThan(values[i - 1] as number);
+        await sleep(500);
+        expect(mine()).toHaveLength(values.length);
       });
 
       it('sends no progress for a task created without a progress token', async () => {
