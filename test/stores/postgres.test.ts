@@ -55,12 +55,34 @@ if (url) {
       for (const item of opened.splice(0)) await item.close();
     });
 
+    it('counts the tasks already stored when the per-owner counter is added to an existing table', async () => {
+      const schema = newSchema();
+      const before = track(new PostgresStore({ connectionString: url, schema }));
+      await before.init();
+      for (let i = 0; i < 3; i++) await before.insert(makeRecord({ status: 'completed' }));
+      await before.insert(makeRecord({ owner: 'owner-b' }));
+      // Back to the first schema version, as a table created before the counter existed.
+      await admin.query(`DROP TABLE ${schema}.mcp_tasks_owners`);
+      await admin.query(`DROP TRIGGER mcp_tasks_count_owner ON ${schema}.mcp_tasks`);
+      await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_count_owner`);
+      await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_insert_capped`);
+      await admin.query(`DELETE FROM ${schema}.mcp_tasks_migrations WHERE version = 2`);
+      const after = track(new PostgresStore({ connectionString: url, schema }));
+      await after.init();
+      expect(await after.insert(makeRecord(), { maxStored: 3 })).toEqual({
+        inserted: false,
+        reason: 'limit',
+        limit: 'stored',
+      });
+      expect(await after.insert(makeRecord({ owner: 'owner-b' }), { maxStored: 3 })).toEqual({ inserted: true });
+    });
+
     it('applies migrations once when several instances start together on a new schema', async () => {
       const schema = newSchema();
       const stores = Array.from({ length: 4 }, () => track(new PostgresStore({ connectionString: url, schema })));
       await Promise.all(stores.map((store) => store.init()));
-      const { rows } = await admin.query(`SELECT version FROM ${schema}.mcp_tasks_migrations`);
-      expect(rows).toEqual([{ version: 1 }]);
+      const { rows } = await admin.query(`SELECT version FROM ${schema}.mcp_tasks_migrations ORDER BY version`);
+      expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
       const secrets = await Promise.all(
         stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')),
       );

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
 import { SqliteStore } from '../../src/stores/sqlite/index.js';
@@ -52,6 +53,34 @@ describe('SqliteStore change signal between connections', () => {
     } finally {
       await mine.close();
       await theirs.close();
+    }
+  });
+});
+
+describe('SqliteStore per-owner counter', () => {
+  it('counts the tasks already stored when the counter is added to an existing file', async () => {
+    const path = join(tempDir(), 'tasks.db');
+    const before = new SqliteStore({ path });
+    await before.init();
+    for (let i = 0; i < 3; i++) await before.insert(makeRecord({ status: 'completed' }));
+    await before.insert(makeRecord({ owner: 'owner-b' }));
+    await before.close();
+    // Back to the first schema version, as a file written before the counter existed.
+    const db = new Database(path);
+    db.exec('DROP TRIGGER mcp_tasks_count_insert; DROP TRIGGER mcp_tasks_count_delete; DROP TABLE mcp_tasks_owners');
+    db.pragma('user_version = 1');
+    db.close();
+    const after = new SqliteStore({ path });
+    await after.init();
+    try {
+      expect(await after.insert(makeRecord(), { maxStored: 3 })).toEqual({
+        inserted: false,
+        reason: 'limit',
+        limit: 'stored',
+      });
+      expect(await after.insert(makeRecord({ owner: 'owner-b' }), { maxStored: 3 })).toEqual({ inserted: true });
+    } finally {
+      await after.close();
     }
   });
 });

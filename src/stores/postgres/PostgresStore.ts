@@ -110,69 +110,38 @@ export class PostgresStore implements TaskStore {
   }
 
   async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
-    if (limits.maxActive === undefined && limits.maxStored === undefined) return this.insertRow(this.pool, record);
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      // One lock per (table, owner) held to the commit: an owner's capped inserts count one at a time in every
-      // process, and each count (its own statement, so a fresh snapshot) sees the rows the previous holder committed.
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))', [this.names.tasks, record.owner]);
-      const result = (await this.overLimit(client, record, limits)) ?? (await this.insertRow(client, record));
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  /** The refusal when an owner cap is reached; an idempotent retry of a stored task is reported as such first. */
-  private async overLimit(
-    client: pg.PoolClient,
-    record: TaskRecord,
-    limits: OwnerLimits,
-  ): Promise<InsertResult | undefined> {
+    const capped = limits.maxActive !== undefined || limits.maxStored !== undefined;
     const t = this.names.tasks;
-    const { rows } = await client.query<{ active: number; stored: number }>({
-      text: `SELECT count(*) FILTER (WHERE ${ACTIVE}) AS active, count(*) AS stored FROM ${t} WHERE owner = $1`,
-      values: [record.owner],
-      types,
-    });
-    const counts = rows[0] ?? { active: 0, stored: 0 };
-    const active = limits.maxActive !== undefined && counts.active >= limits.maxActive;
-    if (!active && !(limits.maxStored !== undefined && counts.stored >= limits.maxStored)) return undefined;
-    if (record.idempotencyKey !== undefined) {
-      const existing = await this.getByIdempotencyKey(record.owner, record.idempotencyKey);
-      if (existing) return { inserted: false, reason: 'duplicate_key', existing };
-    }
-    return { inserted: false, reason: 'limit', limit: active ? 'active' : 'stored' };
-  }
-
-  private async insertRow(db: pg.Pool | pg.PoolClient, record: TaskRecord): Promise<InsertResult> {
-    const t = this.names.tasks;
-    const run = <R extends pg.QueryResultRow>(text: string, values: unknown[]) => db.query<R>({ text, values, types });
     // ON CONFLICT DO NOTHING covers the primary key and the idempotency index without aborting anything;
     // the loop only repeats if the conflicting row disappears before it can be reported.
     for (let attempt = 0; attempt < 5; attempt++) {
-      const inserted = await run(
-        `INSERT INTO ${t} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-        columns(record),
-      );
-      if (inserted.rowCount === 1) return { inserted: true };
-      const exists = await run(`SELECT 1 FROM ${t} WHERE task_id = $1`, [record.taskId]);
-      if (exists.rowCount === 1) return { inserted: false, reason: 'duplicate_id' };
-      if (record.idempotencyKey !== undefined) {
-        const existing = (
-          await run<Row>(`SELECT data, lease_until FROM ${t} WHERE owner = $1 AND idempotency_key = $2`, [
-            record.owner,
-            record.idempotencyKey,
-          ])
-        ).rows[0];
-        if (existing) return { inserted: false, reason: 'duplicate_key', existing: decode(existing) };
+      let outcome: 'ok' | 'active' | 'stored' | 'conflict';
+      if (capped) {
+        // One round trip: the function takes the owner's lock, checks both caps and inserts, all in this statement's
+        // transaction (see migrations.ts).
+        const { rows } = await this.query<{ outcome: typeof outcome }>(
+          `SELECT ${this.names.qualified('insert_capped')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome`,
+          [...columns(record), limits.maxActive ?? null, limits.maxStored ?? null],
+        );
+        outcome = rows[0]?.outcome ?? 'conflict';
+      } else {
+        const inserted = await this.query(
+          `INSERT INTO ${t} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+          columns(record),
+        );
+        outcome = inserted.rowCount === 1 ? 'ok' : 'conflict';
       }
+      if (outcome === 'ok') return { inserted: true };
+      if (outcome === 'conflict') {
+        const exists = await this.query(`SELECT 1 FROM ${t} WHERE task_id = $1`, [record.taskId]);
+        if (exists.rowCount === 1) return { inserted: false, reason: 'duplicate_id' };
+      }
+      // An idempotent retry of a stored task is reported as such, rather than as a cap.
+      if (record.idempotencyKey !== undefined) {
+        const existing = await this.getByIdempotencyKey(record.owner, record.idempotencyKey);
+        if (existing) return { inserted: false, reason: 'duplicate_key', existing };
+      }
+      if (outcome !== 'conflict') return { inserted: false, reason: 'limit', limit: outcome };
     }
     throw new Error(`Could not insert task ${record.taskId}: conflicting rows kept changing`);
   }

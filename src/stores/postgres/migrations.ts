@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import type { PgNames } from './pgNames.js';
+import { quoteLiteral, type PgNames } from './pgNames.js';
 
 const ACTIVE = `status IN ('working', 'input_required')`;
 
@@ -30,6 +30,46 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<(n: PgNames) => string> = [
   CREATE INDEX ${n.index('active_owner')} ON ${n.tasks} (owner) WHERE ${ACTIVE};
   CREATE INDEX ${n.index('runner')} ON ${n.tasks} (runner) WHERE lease_until IS NOT NULL AND ${ACTIVE};
   CREATE TABLE ${n.meta} (key TEXT PRIMARY KEY, value BYTEA NOT NULL);
+  `,
+  // Stored tasks per owner, counted by a trigger on every insert and delete (sweeps included), so the stored-task cap
+  // reads one row instead of counting the owner's tasks.
+  (n) => `
+  CREATE TABLE ${n.owners} (owner TEXT COLLATE "C" PRIMARY KEY, stored BIGINT NOT NULL);
+  INSERT INTO ${n.owners} (owner, stored) SELECT owner, count(*) FROM ${n.tasks} GROUP BY owner;
+  CREATE FUNCTION ${n.qualified('count_owner')}() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO ${n.owners} AS o (owner, stored) VALUES (NEW.owner, 1)
+        ON CONFLICT (owner) DO UPDATE SET stored = o.stored + 1;
+      RETURN NEW;
+    END IF;
+    UPDATE ${n.owners} SET stored = stored - 1 WHERE owner = OLD.owner;
+    RETURN OLD;
+  END $$;
+  CREATE TRIGGER ${n.index('count_owner')} AFTER INSERT OR DELETE ON ${n.tasks}
+    FOR EACH ROW EXECUTE FUNCTION ${n.qualified('count_owner')}();
+  CREATE FUNCTION ${n.qualified('insert_capped')}(
+    p_task_id TEXT, p_owner TEXT, p_status TEXT, p_created_at BIGINT, p_expires_at BIGINT, p_key TEXT, p_runner TEXT,
+    p_lease_until BIGINT, p_version BIGINT, p_data JSON, p_max_active BIGINT, p_max_stored BIGINT
+  ) RETURNS TEXT LANGUAGE plpgsql AS $$
+  BEGIN
+    -- One lock per (table, owner) held to the commit: an owner's capped inserts count one at a time in every process,
+    -- and each statement below (a fresh snapshot under READ COMMITTED) sees what the previous holder committed.
+    PERFORM pg_advisory_xact_lock(hashtext(${quoteLiteral(n.tasks)}), hashtext(p_owner));
+    IF p_max_active IS NOT NULL
+       AND (SELECT count(*) FROM ${n.tasks} WHERE owner = p_owner AND ${ACTIVE}) >= p_max_active THEN
+      RETURN 'active';
+    END IF;
+    IF p_max_stored IS NOT NULL
+       AND coalesce((SELECT stored FROM ${n.owners} WHERE owner = p_owner), 0) >= p_max_stored THEN
+      RETURN 'stored';
+    END IF;
+    INSERT INTO ${n.tasks} (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data)
+      VALUES (p_task_id, p_owner, p_status, p_created_at, p_expires_at, p_key, p_runner, p_lease_until, p_version, p_data)
+      ON CONFLICT DO NOTHING;
+    IF FOUND THEN RETURN 'ok'; END IF;
+    RETURN 'conflict';
+  END $$;
   `,
 ];
 

@@ -7,6 +7,10 @@ export interface PgNames {
   tasks: string;
   meta: string;
   migrations: string;
+  /** Stored tasks per owner, kept by a trigger on the tasks table (for the stored-task cap). */
+  owners: string;
+  /** A schema-qualified name of the store's own (functions). */
+  qualified(suffix: string): string;
   /** An index name (unqualified: indexes live in their table's schema). */
   index(suffix: string): string;
   /** Default NOTIFY channel: per schema and prefix, so stores on one database do not wake each other's waiters. */
@@ -28,6 +32,8 @@ export function pgNames(schema: string, tablePrefix: string): PgNames {
     tasks: `${s}.${quoteIdent(tablePrefix)}`,
     meta: `${s}.${quoteIdent(`${tablePrefix}_meta`)}`,
     migrations: `${s}.${quoteIdent(`${tablePrefix}_migrations`)}`,
+    owners: `${s}.${quoteIdent(`${tablePrefix}_owners`)}`,
+    qualified: (suffix) => `${s}.${quoteIdent(`${tablePrefix}_${suffix}`)}`,
     index: (suffix) => quoteIdent(`${tablePrefix}_${suffix}`),
     // Channel names are limited to 63 bytes; long ones are shortened to a stable hash.
     channel:
@@ -39,4 +45,8 @@ export function pgNames(schema: string, tablePrefix: string): PgNames {
 
 export function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
+}
+
+export function quoteLiteral(value: string): string {
+  return `'${value.replace(/'/g, "''")}'`;
 }

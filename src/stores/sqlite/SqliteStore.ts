@@ -271,7 +271,7 @@ export class SqliteStore implements TaskStore {
          ORDER BY created_at DESC, task_id DESC LIMIT @limit`,
       ),
       countActive: db.prepare(`SELECT count(*) AS n FROM mcp_tasks WHERE owner = ? AND ${ACTIVE}`),
-      countStored: db.prepare('SELECT count(*) AS n FROM mcp_tasks WHERE owner = ?'),
+      countStored: db.prepare('SELECT coalesce((SELECT stored FROM mcp_tasks_owners WHERE owner = ?), 0) AS n'),
       expired: db.prepare(
         `SELECT task_id, data, lease_until FROM mcp_tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
       ),

@@ -21,4 +21,17 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   CREATE INDEX mcp_tasks_runner ON mcp_tasks (runner) WHERE runner IS NOT NULL;
   CREATE TABLE mcp_tasks_meta (key TEXT PRIMARY KEY, value BLOB NOT NULL);
   `,
+  // Stored tasks per owner, counted by triggers on every insert and delete (sweeps included), so the stored-task cap
+  // reads one row instead of counting the owner's tasks.
+  `
+  CREATE TABLE mcp_tasks_owners (owner TEXT PRIMARY KEY, stored INTEGER NOT NULL) WITHOUT ROWID;
+  INSERT INTO mcp_tasks_owners (owner, stored) SELECT owner, count(*) FROM mcp_tasks GROUP BY owner;
+  CREATE TRIGGER mcp_tasks_count_insert AFTER INSERT ON mcp_tasks BEGIN
+    INSERT INTO mcp_tasks_owners (owner, stored) VALUES (NEW.owner, 1)
+      ON CONFLICT (owner) DO UPDATE SET stored = stored + 1;
+  END;
+  CREATE TRIGGER mcp_tasks_count_delete AFTER DELETE ON mcp_tasks BEGIN
+    UPDATE mcp_tasks_owners SET stored = stored - 1 WHERE owner = OLD.owner;
+  END;
+  `,
 ];
