@@ -192,13 +192,14 @@ for (const [storeName, spec] of STORES) {
               return taskId;
             },
             async (wire, taskId) => {
+              const upAt = Date.now();
               const result = await wire.result(taskId);
               expect(JSON.stringify(result['content'])).toContain('nap');
               const slept = (result['structuredContent'] as { sleptMs: number }).sleptMs;
               expect(slept).toBeGreaterThanOrEqual(3000);
-              // Woken by the durable timer on the new server, within about one poll of the journaled wake time.
-              expect(slept).toBeLessThan(3000 + 2000);
-              expect(Date.now() - created).toBeLessThan(3000 + 4000);
+              // Woken by the durable timer on the new server at the journaled wake time, or at once if the server came
+              // back after it: within about one poll (1 s) plus a run (loose: the machine is shared).
+              expect(Date.now() - Math.max(created + 3000, upAt)).toBeLessThan(3000);
             },
           );
         });
