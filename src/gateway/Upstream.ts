@@ -33,6 +33,8 @@ export interface UpstreamOptions {
 
 export type UpstreamNotification = { method: string; params?: Record<string, unknown> };
 
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
 /** A connection that lived this long before it dropped was healthy: the backoff starts over. */
 const HEALTHY_MS = 10_000;
 
@@ -112,6 +114,13 @@ export class Upstream {
     } catch (error) {
       throw this.translate(error, method);
     }
+  }
+
+  /** Whether the upstream speaks the 2026 tasks extension, where the server decides which calls become tasks. */
+  async serverDirectedTasks(): Promise<boolean> {
+    const client = await this.current();
+    const extensions = (client.serverCapabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+    return client.protocolEra === 'modern' && typeof extensions?.[TASKS_EXTENSION] === 'object';
   }
 
   /** The upstream's tool by name (listed once, again after `notifications/tools/list_changed`). */

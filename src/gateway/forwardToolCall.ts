@@ -90,7 +90,8 @@ async function forwardOnce(
 ): Promise<CallOutcome> {
   if (hooks.resume) return followUpstreamTask(upstream, params, hooks, hooks.resume);
   const support = (await upstream.tool(params.name))?.execution?.taskSupport;
-  if (support === 'required' || (support === 'optional' && hooks.asTask)) {
+  // The 2026 extension has no per-tool declaration: the server decides per call, so every call may become one.
+  if (support === 'required' || (support === 'optional' && hooks.asTask) || (await upstream.serverDirectedTasks())) {
     return followUpstreamTask(upstream, params, hooks, undefined);
   }
   const unregister = upstream.register({ requestInput: (request) => answerInput(hooks, request) });

@@ -10,7 +10,7 @@ import { TaskClient, textOf } from '../../src/client/index.js';
 import { SqliteStore } from '../../src/stores/index.js';
 import { startEverythingHttp, type RunningServer } from '../client/helpers/everything.js';
 import { tempDir } from '../helpers/tmp.js';
-import { startProxyProcess, until, type ProxyProcess } from './helpers/proxyProcess.js';
+import { startProxyProcess, type ProxyProcess } from './helpers/proxyProcess.js';
 
 /**
  * The gateway in front of @modelcontextprotocol/server-everything over Streamable HTTP: ext-tasks as requestor, a
@@ -72,8 +72,13 @@ describe('gateway over Streamable HTTP', () => {
     expect(textOf(await done.result())).toContain('kept across restarts');
     const bridged = await client.callTool('simulate-research-query', { topic: 'restarts' });
     const plain = await client.callTool('trigger-long-running-operation', { duration: 20, steps: 20 });
-    // The upstream task is under way (its stage shows through) before the gateway dies.
-    await until(() => /sources|Analyzing/.test(bridged.snapshot.statusMessage ?? ''), 10_000, 'the upstream task');
+    // The upstream task is under way, and known durably, before the gateway dies.
+    const store = new SqliteStore({ path: db });
+    await store.init();
+    for (let tries = 0; (await store.get(bridged.taskId as string))?.meta['upstreamTask'] === undefined; tries++) {
+      if (tries > 200) throw new Error('the upstream task was never recorded');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     await proxy.kill();
 
     proxy = await startProxyProcess(['--store', db, '--config', config, '--upstream', everything.url]);
@@ -87,8 +92,6 @@ describe('gateway over Streamable HTTP', () => {
 
     // The gateway's task was following the upstream task it started before the kill, in the session of then (which
     // also holds the ext-tasks test's task), and that task ran to its end.
-    const store = new SqliteStore({ path: db });
-    await store.init();
     const record = await store.get(bridged.taskId as string);
     await store.close();
     const ref = record?.meta['upstreamTask'] as { taskId: string; sessionId: string };
