@@ -22,8 +22,12 @@ export class ProgressRelay {
     if (task.progressToken === undefined || this.watches.has(task.taskId)) return;
     const token = task.progressToken;
     let lastSeq = task.progress?.seq ?? 0;
+    let lastVersion = task.version;
     const stop = this.engine.observe(task.taskId, (record) => {
       if (!record || isTerminal(record.status)) return this.unwatch(task.taskId);
+      // Reads after events may resolve out of order: one older than a read already handled says nothing new.
+      if (record.version < lastVersion) return;
+      lastVersion = record.version;
       const progress = record.progress;
       if (!progress || progress.seq <= lastSeq) return;
       lastSeq = progress.seq;
