@@ -1,11 +1,11 @@
 // Durable workflow tools on the queue executor: the step journal and the durable timers in the shared store, runs
 // taken by whichever fixture worker BullMQ hands the job to.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { eventually, type HttpPeer } from '../helpers/rawWire.js';
+import { logged as loggedIn } from '../helpers/stepLog.js';
 import { tempDir } from '../helpers/tmp.js';
 import { isolatedQueue, redisBackend, type StoreBackend } from './backends.js';
 import { Cluster } from './cluster.js';
@@ -14,19 +14,7 @@ import { redisUrl } from './suites.js';
 
 const log = join(tempDir(), 'steps.log');
 
-/** What the workers' step closures logged for `taskId`. */
-function logged(taskId: string): string[] {
-  let text = '';
-  try {
-    text = readFileSync(log, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${taskId} `))
-    .map((line) => line.slice(taskId.length + 1));
-}
+const logged = (taskId: string) => loggedIn(log, taskId);
 
 if (redisUrl) {
   const url = redisUrl;

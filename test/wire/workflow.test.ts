@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
+import { logged } from '../helpers/stepLog.js';
 import { tempDir } from '../helpers/tmp.js';
 
 type Json = Record<string, unknown>;
@@ -104,20 +104,6 @@ async function kill9(fixture: HttpFixture): Promise<void> {
   const exited = new Promise((resolve) => fixture.child.once('exit', resolve));
   fixture.child.kill('SIGKILL');
   await exited;
-}
-
-/** The closure runs the fixture logged for `taskId`, per logged id. */
-function logged(log: string, taskId: string): string[] {
-  let text = '';
-  try {
-    text = readFileSync(log, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith(`${taskId} `))
-    .map((line) => line.slice(taskId.length + 1));
 }
 
 for (const [storeName, spec] of STORES) {
