@@ -110,6 +110,25 @@ for (const dialect of ['2025-11-25', 'ext-2026', 'sep-1686'] as const) {
       expect(text).toContain('ada@example.com');
     });
 
+    it("carries the upstream's sampling request to the requestor", async () => {
+      const client = await TaskClient.connect(
+        { url: proxy.url },
+        {
+          dialect,
+          sampling: (params) => ({
+            role: 'assistant',
+            content: { type: 'text', text: `sampled ${params.messages.length} message(s)` },
+            model: 'test-model',
+          }),
+        },
+      );
+      clients.push(client);
+      const handle = await client.callTool('trigger-sampling-request', { prompt: 'a haiku', maxTokens: 20 });
+      const text = textOf(await handle.result());
+      expect(text).toContain('sampled 1 message(s)');
+      expect(text).toContain('test-model');
+    });
+
     it("bridges the upstream's own task (simulate-research-query), input included", async () => {
       const client = await connect(dialect);
       const statuses: string[] = [];
