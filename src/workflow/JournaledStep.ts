@@ -1,7 +1,14 @@
 import { StaleLeaseError } from '../engine/index.js';
 import { parseDuration } from './parseDuration.js';
 import type { ElicitOutcome, InputRequest, Step, StepConfig } from './Step.js';
-import { DuplicateStepError, StepResultError, isNonRetryable, reviveError, serializeError } from './StepErrors.js';
+import {
+  DuplicateStepError,
+  StepResultError,
+  TaskTimeoutError,
+  isNonRetryable,
+  reviveError,
+  serializeError,
+} from './StepErrors.js';
 import {
   DEFAULT_RETRIES,
   backoffDelay,
@@ -10,7 +17,7 @@ import {
   stepArgs,
   type StepClosure,
 } from './runStepClosure.js';
-import type { WorkflowRun } from './WorkflowRun.js';
+import type { Suspension, WorkflowRun } from './WorkflowRun.js';
 
 /** Largest journaled step result (serialised). */
 export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
@@ -21,7 +28,15 @@ export const MAX_STEPS_PER_TASK = 10_000;
 export class JournaledStep implements Step {
   private readonly used = new Set<string>();
 
-  constructor(private readonly run: WorkflowRun) {}
+  /** When the whole task must be done by (epoch ms), from the workflow's `timeoutMs`. */
+  private readonly deadline: number | undefined;
+
+  constructor(
+    private readonly run: WorkflowRun,
+    private readonly timeoutMs?: number,
+  ) {
+    this.deadline = timeoutMs === undefined ? undefined : run.context.task.createdAt + timeoutMs;
+  }
 
   get taskId(): string {
     return this.run.taskId;
@@ -41,13 +56,13 @@ export class JournaledStep implements Step {
     const begin = journal.beginStep(name);
     if (begin.state === 'completed') return begin.value as T;
     if (begin.state === 'failed') throw reviveError(begin.error);
-    if (begin.state === 'waiting') return this.run.suspend({ wakeAt: begin.wakeAt });
+    if (begin.state === 'waiting') return this.suspend({ wakeAt: begin.wakeAt });
     if (journal.size >= MAX_STEPS_PER_TASK) {
       throw new StepResultError(name, `the task already has ${MAX_STEPS_PER_TASK} steps`);
     }
     let value: unknown;
     try {
-      const result = await runStepClosure(name, fn, begin.attempt, this.signal, config.timeoutMs);
+      const result = await runStepClosure(name, fn, begin.attempt, this.signal, this.closureTimeout(config.timeoutMs));
       value = this.checked(name, result);
     } catch (error) {
       if (this.signal.aborted || error instanceof StaleLeaseError) throw error;
@@ -58,7 +73,7 @@ export class JournaledStep implements Step {
       if (!written) this.run.stale(new StaleLeaseError(this.taskId, `step "${name}" was refused`));
       if (terminal) throw error;
       // The wait before the next attempt is durable: the task holds nothing until then.
-      return this.run.suspend({ wakeAt: retryAtMs });
+      return this.suspend({ wakeAt: retryAtMs });
     }
     if (!(await journal.completeStep(name, value))) {
       this.run.stale(new StaleLeaseError(this.taskId, `step "${name}" was refused`));
@@ -75,7 +90,7 @@ export class JournaledStep implements Step {
     if (!Number.isFinite(wakeAt)) throw new TypeError(`Invalid time for sleep "${name}"`);
     const journal = await this.enter(name);
     const state = await journal.recordSleep(name, wakeAt).catch((error) => this.run.stale(error));
-    if (state.state === 'pending') this.run.suspend({ wakeAt: state.wakeAt });
+    if (state.state === 'pending') this.suspend({ wakeAt: state.wakeAt });
   }
 
   async elicit(name: string, request: InputRequest, options: { timeoutMs?: number } = {}): Promise<ElicitOutcome> {
@@ -84,7 +99,7 @@ export class JournaledStep implements Step {
     const state = await journal.recordElicit(name, request, deadline).catch((error) => this.run.stale(error));
     if (state.state === 'answered') return state.response as ElicitOutcome;
     if (state.state === 'timed_out') return { outcome: 'timed_out' };
-    return this.run.suspend({
+    return this.suspend({
       request: state.request as InputRequest,
       stepName: name,
       ...(state.wakeAt !== undefined && { wakeAt: state.wakeAt }),
@@ -102,9 +117,25 @@ export class JournaledStep implements Step {
       this.signal.throwIfAborted();
       this.run.suspend(this.run.suspension ?? {});
     }
+    if (this.deadline !== undefined && this.run.clock.now() >= this.deadline) {
+      throw new TaskTimeoutError(this.timeoutMs as number);
+    }
     if (this.used.has(name)) throw new DuplicateStepError(name);
     this.used.add(name);
     return this.run.journal();
+  }
+
+  /** Parks the run, waking at the task's deadline at the latest (so a timeout ends a sleep or a question). */
+  private suspend(suspension: Suspension): never {
+    if (this.deadline === undefined) return this.run.suspend(suspension);
+    return this.run.suspend({ ...suspension, wakeAt: Math.min(suspension.wakeAt ?? Infinity, this.deadline) });
+  }
+
+  /** A closure attempt ends at its own timeout or the task's deadline, whichever is first. */
+  private closureTimeout(timeoutMs: number | undefined): number | undefined {
+    if (this.deadline === undefined) return timeoutMs;
+    const left = Math.max(0, this.deadline - this.run.clock.now());
+    return timeoutMs === undefined ? left : Math.min(timeoutMs, left);
   }
 
   private checked(name: string, result: unknown): unknown {

@@ -16,6 +16,14 @@ export class StepTimeoutError extends Error {
   }
 }
 
+/** The task ran past the workflow's `timeoutMs` (counted from its creation): no further step starts. */
+export class TaskTimeoutError extends NonRetryableError {
+  constructor(timeoutMs: number) {
+    super(`The task ran past its timeout of ${timeoutMs}ms`);
+    this.name = 'TaskTimeoutError';
+  }
+}
+
 /** A step name was used twice in one run: names are the journal's keys (suffix an index in loops). */
 export class DuplicateStepError extends Error {
   constructor(name: string) {

@@ -9,6 +9,14 @@ import { WorkflowRun, WorkflowSuspended } from './WorkflowRun.js';
 /** A workflow handler: the tool's arguments and the step API; returns the tool result. */
 export type WorkflowHandler<Args> = (args: Args, step: Step, ctx: ServerContext) => Promise<CallToolResult>;
 
+export interface WorkflowOptions {
+  /**
+   * The whole task must finish within this long of its creation (across restarts, sleeps and questions): once it
+   * passes, the running closure is aborted, no further step starts and the task ends with a `TaskTimeoutError`.
+   */
+  timeoutMs?: number;
+}
+
 /** What a suspended run answers its internal call with; the task runtime parks the task instead of using it. */
 const SUSPENDED_RESULT: CallToolResult = { content: [{ type: 'text', text: 'suspended' }] };
 
@@ -19,11 +27,12 @@ const SUSPENDED_RESULT: CallToolResult = { content: [{ type: 'text', text: 'susp
  */
 export function withSteps<Args>(
   handler: WorkflowHandler<Args>,
+  options: WorkflowOptions = {},
 ): (args: Args, ctx: ServerContext) => Promise<CallToolResult> {
   return async (args, ctx) => {
     const run = WorkflowRun.find(ctx.mcpReq._meta?.[WORKFLOW_RUN_META]);
     const step = run
-      ? new JournaledStep(run)
+      ? new JournaledStep(run, options.timeoutMs)
       : new EphemeralStep(ctx.mcpReq.signal, (params, timeout) =>
           ctx.mcpReq.elicitInput(params as never, timeout === undefined ? undefined : { timeout }),
         );
@@ -50,8 +59,10 @@ export interface ToolRegistrar {
 export function registerTask<Args>(
   server: ToolRegistrar,
   name: string,
-  config: { title?: string; description?: string; inputSchema?: unknown; annotations?: unknown },
+  config: { title?: string; description?: string; inputSchema?: unknown; annotations?: unknown } & WorkflowOptions,
   handler: (input: Args, step: Step) => Promise<CallToolResult>,
 ): unknown {
-  return server.registerTool(name, config as never, withSteps<Args>((input, step) => handler(input, step)) as never);
+  const { timeoutMs, ...toolConfig } = config;
+  const callback = withSteps<Args>((input, step) => handler(input, step), timeoutMs === undefined ? {} : { timeoutMs });
+  return server.registerTool(name, toolConfig as never, callback as never);
 }

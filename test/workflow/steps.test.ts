@@ -14,6 +14,7 @@ import {
   parseDuration,
   withSteps,
   type WorkflowHandler,
+  type WorkflowOptions,
 } from '../../src/workflow/index.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -23,8 +24,8 @@ const request = { method: 'tools/call', params: { name: 'wf', arguments: {} } };
  * The work of a task whose tool is `handler`: called as the internal call would call it, with the request's `_meta`
  * (which carries the run's token) and the run's signal.
  */
-function toolWork(handler: WorkflowHandler<Record<string, unknown>>): TaskWork {
-  const tool = withSteps(handler);
+function toolWork(handler: WorkflowHandler<Record<string, unknown>>, options: WorkflowOptions = {}): TaskWork {
+  const tool = withSteps(handler, options);
   return async ({ task, signal }) => {
     const params = task.request.params as { arguments: Record<string, unknown>; _meta: Record<string, unknown> };
     const ctx = { mcpReq: { _meta: params._meta, signal } } as unknown as ServerContext;
@@ -38,9 +39,13 @@ describe('the journaled step API on the engine', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
-  async function setup(handler: WorkflowHandler<Record<string, unknown>>, store: TaskStore = new MemoryStore()) {
+  async function setup(
+    handler: WorkflowHandler<Record<string, unknown>>,
+    store: TaskStore = new MemoryStore(),
+    options: WorkflowOptions = {},
+  ) {
     const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 200 });
-    const executor = new InProcessExecutor({ engine, work: journaledWork(engine, toolWork(handler)) });
+    const executor = new InProcessExecutor({ engine, work: journaledWork(engine, toolWork(handler, options)) });
     engine.setExecutor(executor);
     await engine.start();
     cleanups.push(async () => {
@@ -202,6 +207,32 @@ describe('the journaled step API on the engine', () => {
     expect(result.structuredContent.sleptMs).toBeGreaterThanOrEqual(1500);
     expect(result.structuredContent.sleptMs).toBeLessThan(1500 + 1500);
     expect(afterRuns).toBe(1);
+  });
+
+  it('ends a task at its workflow timeout, even in the middle of a durable sleep', async () => {
+    let afterRan = false;
+    const { engine } = await setup(
+      async (_args, step) => {
+        await step.do('first', () => 1);
+        await step.sleep('long', 60_000);
+        afterRan = await step.do('after', () => true);
+        return { content: [] };
+      },
+      new MemoryStore(),
+      { timeoutMs: 600 },
+    );
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    const done = await engine.waitForTerminal(task.taskId);
+    expect(done?.outcome).toEqual({
+      kind: 'result',
+      result: {
+        content: [{ type: 'text', text: 'TaskTimeoutError: The task ran past its timeout of 600ms' }],
+        isError: true,
+      },
+    });
+    expect((done?.terminalAt as number) - task.createdAt).toBeGreaterThanOrEqual(600);
+    expect((done?.terminalAt as number) - task.createdAt).toBeLessThan(600 + 3000);
+    expect(afterRan).toBe(false);
   });
 
   it('runs the same steps within the request when called without a task', async () => {
