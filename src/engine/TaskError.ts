@@ -112,6 +112,25 @@ export class StoreUnavailableError extends TaskError {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
   }
+
+  /** A store that could not be opened, in one line naming it (`store`, e.g. "the PostgreSQL store …") and the cause. */
+  static opening(store: string, error: unknown): StoreUnavailableError {
+    const cause = error instanceof Error ? error.message || error.name : String(error);
+    return new StoreUnavailableError(cause.startsWith(store) ? cause : `Cannot open ${store}: ${cause}`, {
+      cause: error,
+    });
+  }
+}
+
+/** A connection URL fit for a message: its password replaced, so start-up errors never print a secret. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  }
 }
 
 export function isTaskError(error: unknown): error is TaskError {

@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -160,6 +161,21 @@ describe('start-up on a store that cannot be used', () => {
     }
   }, 20_000);
 
+  it.each([
+    ['PostgreSQL', (port: number) => `postgres://postgres:s3cret@127.0.0.1:${port}/tasks`],
+    ['Redis', (port: number) => `redis://:s3cret@127.0.0.1:${port}`],
+  ] as const)('demo: a %s store that cannot be reached', async (kind, url) => {
+    const port = await closedPort();
+    const run = start(url(port), 'demo');
+    expect(run.status).toBe(1);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines, run.stderr).toHaveLength(1);
+    expect(lines[0]).toContain(`Cannot open the ${kind} store`);
+    expect(lines[0]).toContain(`127.0.0.1:${port}`);
+    expect(lines[0]).toMatch(/ECONNREFUSED/);
+    expect(run.stderr).not.toContain('s3cret');
+  });
+
   const canChattr = spawnSync('chattr', ['--help']).error === undefined;
   it.runIf(canChattr)('demo: a read-only file and a read-only directory', (context) => {
     const file = join(dir, 'readonly.db');
@@ -174,3 +190,12 @@ describe('start-up on a store that cannot be used', () => {
     expectOneLine(start(inside, 'demo'), inside, /unable to open database file/);
   });
 });
+
+/** A loopback port nothing listens on: bound once to learn a free one, then closed. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

@@ -2,13 +2,15 @@ import { randomBytes } from 'node:crypto';
 
 import pg from 'pg';
 
-import type {
-  EngineLogger,
-  InsertResult,
-  ListPosition,
-  OwnerLimits,
-  TaskRecord,
-  TaskStore,
+import {
+  redactUrl,
+  StoreUnavailableError,
+  type EngineLogger,
+  type InsertResult,
+  type ListPosition,
+  type OwnerLimits,
+  type TaskRecord,
+  type TaskStore,
 } from '../../engine/index.js';
 import { migratePostgres } from './migrations.js';
 import { PgEventBus } from './PgEventBus.js';
@@ -65,9 +67,11 @@ export class PostgresStore implements TaskStore {
   private initialising: Promise<void> | undefined;
   private secret: Uint8Array | undefined;
   private closed = false;
+  private readonly description: string;
 
   constructor(options: PostgresStoreOptions) {
     if (!options.pool && !options.connectionString) throw new Error('PostgresStore needs a connectionString or a pool');
+    this.description = `the PostgreSQL store ${options.connectionString ? redactUrl(options.connectionString) : '(a shared pool)'}`;
     this.schema = options.schema ?? 'public';
     this.names = pgNames(this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.ownPool = !options.pool;
@@ -95,9 +99,11 @@ export class PostgresStore implements TaskStore {
       await migratePostgres(this.pool, this.names, this.schema);
       await this.events.start();
     })().catch((error: unknown) => {
+      // One line naming the store and the cause, for start-up failures (the password is never printed).
+      const failure = StoreUnavailableError.opening(this.description, error);
       // Let a later init() try again (e.g. the engine restarted once the database is back).
       this.initialising = undefined;
-      throw error;
+      throw failure;
     });
     return this.initialising;
   }

@@ -4,6 +4,8 @@ import { Redis } from 'ioredis';
 
 import {
   isTerminal,
+  redactUrl,
+  StoreUnavailableError,
   type EngineLogger,
   type InsertResult,
   type ListPosition,
@@ -63,9 +65,13 @@ export class RedisStore implements TaskStore {
   private initialising: Promise<void> | undefined;
   private secret: Uint8Array | undefined;
   private closed = false;
+  private readonly description: string;
+  /** The socket's own error: a failed connect() only says "Connection is closed." */
+  private connectionError: Error | undefined;
 
   constructor(options: RedisStoreOptions) {
     if (!options.redis && !options.url) throw new Error('RedisStore needs a url or a redis client');
+    this.description = `the Redis store ${options.url ? redactUrl(options.url) : '(a shared client)'}`;
     // Scripts build some key names themselves; a client-side prefix would apply to the others only.
     if (options.redis?.options.keyPrefix) throw new Error('RedisStore: use keyPrefix, not a client with a keyPrefix');
     this.keys = redisKeys(options.keyPrefix ?? 'mcp-tasks:');
@@ -73,7 +79,11 @@ export class RedisStore implements TaskStore {
     this.ownClient = !options.redis;
     this.redis = options.redis ?? new Redis(options.url as string, { lazyConnect: true });
     if (this.ownClient) {
-      this.redis.on('error', (error: Error) => options.logger?.warn({ error: String(error) }, 'redis connection'));
+      this.redis.on('error', (error: Error) => {
+        this.connectionError = error;
+        options.logger?.warn({ error: String(error) }, 'redis connection');
+      });
+      this.redis.on('ready', () => (this.connectionError = undefined));
     }
     for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
     this.journal = new RedisJournal(this.redis, this.keys.prefix);
@@ -96,9 +106,11 @@ export class RedisStore implements TaskStore {
       if (this.ownClient && this.redis.status === 'wait') await this.redis.connect();
       await this.events.start();
     })().catch((error: unknown) => {
+      // One line naming the store and the cause, for start-up failures (the password is never printed).
+      const failure = StoreUnavailableError.opening(this.description, this.connectionError ?? error);
       // Let a later init() try again.
       this.initialising = undefined;
-      throw error;
+      throw failure;
     });
     return this.initialising;
   }

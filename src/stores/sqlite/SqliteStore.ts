@@ -87,11 +87,7 @@ export class SqliteStore implements TaskStore {
     try {
       await retryBusy(async () => this.open(), this.describe(), this.options.busyTimeoutMs ?? 5000);
     } catch (error) {
-      const cause = error instanceof Error ? error.message : String(error);
-      throw new StoreUnavailableError(
-        cause.startsWith(this.describe()) ? cause : `Cannot open ${this.describe()}: ${cause}`,
-        { cause: error },
-      );
+      throw StoreUnavailableError.opening(this.describe(), error);
     }
   }
 
