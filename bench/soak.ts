@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 import { fmt, percentile } from './measure.js';
 import { SoakPeer, type Answer } from './soakPeer.js';
+import { listeningUrl } from './listeningUrl.js';
 
 const FIXTURE = fileURLToPath(new URL('../examples/conformance/server.js', import.meta.url));
 const minutesFlag = process.argv.indexOf('--minutes');
@@ -45,16 +46,7 @@ async function startServer(): Promise<{ url: string; pid: number; stop: () => Pr
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`fixture exited (${code}): ${seen}`)));
-  });
-  child.stderr?.resume();
+  const url = await listeningUrl(child);
   return {
     url,
     pid: child.pid as number,

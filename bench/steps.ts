@@ -15,6 +15,7 @@ import { MemoryStore } from '../src/stores/memory/index.js';
 import { SqliteStore } from '../src/stores/sqlite/index.js';
 import { journaledWork, withSteps, type WorkflowHandler } from '../src/workflow/index.js';
 import { fmt, percentile } from './measure.js';
+import { listeningUrl } from './listeningUrl.js';
 
 const request = { method: 'tools/call', params: { name: 'bench', arguments: {} } };
 
@@ -111,16 +112,7 @@ async function startFixture(env: Record<string, string>) {
     env: { ...process.env, ...env, PORT: '0' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let seen = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(seen);
-      if (match) resolve(match[1] as string);
-    });
-    child.once('exit', (code) => reject(new Error(`fixture exited (${code}): ${seen}`)));
-  });
-  child.stderr?.resume();
+  const url = await listeningUrl(child);
   const call = async (method: string, params: Record<string, unknown>) => {
     const response = await fetch(url, {
       method: 'POST',
