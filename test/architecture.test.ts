@@ -63,9 +63,13 @@ function allowed(from: string, to: string): boolean {
     case 'gateway':
       // The proxy: an SDK server in front (server runtime), the task client behind, engine types in between.
       return to === 'client' || to === 'server' || to === 'engine';
+    case 'console':
+      // The operator's view: engine reads and the engine's cancel, below the server that mounts it.
+      return to === 'engine';
     case 'cli':
-      // A thin shell over the public API: the client, the server runtime for `worker`, the gateway for `proxy`.
-      return to === 'client' || to === 'server' || to === 'gateway';
+      // A thin shell over the public API: the client, the server runtime for `worker`, the gateway for `proxy`, the
+      // console for `console` and `get --timeline`.
+      return to === 'client' || to === 'server' || to === 'gateway' || to === 'console';
     case 'index.ts':
       // The package's root entry point re-exports the public layers.
       return true;

@@ -11,6 +11,7 @@ import {
   type TaskOutcome,
   type TaskSnapshot,
 } from '../client/index.js';
+import { timelineLines, type TaskRecord, type TimelineEntry } from '../console/index.js';
 import { promptElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer, Reporter } from './Reporter.js';
@@ -115,6 +116,12 @@ export class HumanReporter implements Reporter {
       const support = tool.execution?.taskSupport ?? '-';
       process.stdout.write(`${tool.name.padEnd(36)} ${String(support).padEnd(9)} ${tool.description ?? ''}\n`);
     }
+  }
+
+  timeline(task: TaskRecord, entries: TimelineEntry[]): void {
+    const tool = task.request.params['name'];
+    const head = `task ${task.taskId} ${task.status}${typeof tool === 'string' ? ` (${tool})` : ''} owner ${task.owner}`;
+    process.stdout.write(`${[head, ...timelineLines(entries)].join('\n')}\n`);
   }
 
   note(text: string): void {

@@ -9,6 +9,7 @@ import {
   type TaskOutcome,
   type TaskSnapshot,
 } from '../client/index.js';
+import type { TaskRecord, TimelineEntry } from '../console/index.js';
 import { readJsonElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer, Reporter } from './Reporter.js';
@@ -62,6 +63,10 @@ export class JsonReporter implements Reporter {
         description: tool.description,
       });
     }
+  }
+
+  timeline(task: TaskRecord, entries: TimelineEntry[]): void {
+    this.emit({ type: 'timeline', taskId: task.taskId, status: task.status, owner: task.owner, entries });
   }
 
   note(text: string): void {

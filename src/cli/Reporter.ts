@@ -7,6 +7,7 @@ import type {
   TaskOutcome,
   TaskSnapshot,
 } from '../client/index.js';
+import type { TaskRecord, TimelineEntry } from '../console/index.js';
 
 export type ElicitAnswer =
   | { action: 'accept'; content?: Record<string, string | number | boolean | string[]> }
@@ -22,6 +23,8 @@ export interface Reporter {
   /** How the task ended; `withResult` prints the tool result too. */
   outcome(outcome: TaskOutcome, withResult: boolean): void;
   snapshot(snapshot: TaskSnapshot): void;
+  /** A stored task and its transitions (`get --timeline`). */
+  timeline(task: TaskRecord, entries: TimelineEntry[]): void;
   list(list: TaskList): void;
   tools(tools: Tool[]): void;
   note(text: string): void;

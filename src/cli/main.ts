@@ -7,7 +7,7 @@ import { normalizeJsonArguments, splitServerCommand } from './argv.js';
 import { runCall, type CallOptions } from './commands/call.js';
 import { runCancel } from './commands/cancel.js';
 import { runFollow } from './commands/follow.js';
-import { runGet } from './commands/get.js';
+import { runGet, type GetOptions } from './commands/get.js';
 import { runList } from './commands/list.js';
 import { runProxy, type ProxyCommandOptions } from './commands/proxy.js';
 import { runServe, type ServeOptions } from './commands/serve.js';
@@ -160,8 +160,10 @@ function program(
     .command('get')
     .description("show a task's current status")
     .argument('<id>', 'task id')
-    .action((id: string, _options: unknown, command: Command) =>
-      run((reporter) => runGet(id, globals(command), server, reporter)),
+    .option('--timeline', "print the task's timeline, read from the task store (any owner's task)")
+    .option('--task-store <spec>', 'task store for --timeline (default: $MCP_TASKS_STORE, else ./mcp-tasks.db)')
+    .action((id: string, options: GetOptions, command: Command) =>
+      run((reporter) => runGet(id, globals(command), server, reporter, options)),
     );
 
   root

@@ -35,6 +35,9 @@ import type {
 } from './TaskRecord.js';
 import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
 import type { InsertResult, OwnerLimitKind, OwnerLimits, TaskStore } from './TaskStore.js';
+import type { TimelineEntry } from './TaskTimeline.js';
+import { DEFAULT_TIMELINE_MAX_ENTRIES } from './TaskTimeline.js';
+import { TimelineRecorder } from './TimelineRecorder.js';
 import { WakeScheduler } from './WakeScheduler.js';
 
 /**
@@ -84,6 +87,8 @@ export interface EngineLimits {
   maxResultBytes: number | null;
   /** Deepest nesting of arrays/objects accepted in a task's request params and in input answers. Default 64. */
   maxJsonDepth: number;
+  /** Timeline entries kept per task (the first and the newest); 0 keeps none. Default 200. */
+  timelineEntries: number;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -96,6 +101,7 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxArgumentsBytes: 1024 * 1024,
   maxResultBytes: 4 * 1024 * 1024,
   maxJsonDepth: 64,
+  timelineEntries: DEFAULT_TIMELINE_MAX_ENTRIES,
 };
 
 export interface TaskEngineOptions {
@@ -161,6 +167,7 @@ export class TaskEngine implements EngineHandle {
   private readonly cursorTtlMs: number;
   private readonly wakeIntervalMs: number;
   private wakes: WakeScheduler | undefined;
+  private readonly timelines: TimelineRecorder;
   private cursors: CursorCodec | undefined;
   private readonly creating = new Map<string, Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
@@ -180,6 +187,7 @@ export class TaskEngine implements EngineHandle {
     this.recoveryPolicy = options.recoveryPolicy ?? defaultRecoveryPolicy();
     this.logger = options.logger ?? silentLogger;
     this.onLifecycle = options.onLifecycle;
+    this.timelines = new TimelineRecorder(this.store, this.limits.timelineEntries, this.logger);
   }
 
   /** Sets the executor after construction (executors that need the engine are built after it). */
@@ -192,6 +200,7 @@ export class TaskEngine implements EngineHandle {
     if (this.started) return;
     await this.store.init();
     await this.store.journal?.init();
+    await this.timelines.init();
     this.cursors = new CursorCodec(await this.store.getSecret(), this.cursorTtlMs);
     this.started = true;
     await this.recover();
@@ -297,6 +306,7 @@ export class TaskEngine implements EngineHandle {
       // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
       return this.createNow(input);
     }
+    await this.timelines.record(undefined, record);
     this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
     this.emit({ type: 'created', task: record });
     if (run && leases) await this.executor?.submit(record);
@@ -348,6 +358,12 @@ export class TaskEngine implements EngineHandle {
     return this.visible(record, owner, key);
   }
 
+  /** The task's transitions, oldest first (bounded per task: `limits.timelineEntries`). */
+  async timeline(scope: OwnerScope, taskId: string): Promise<TimelineEntry[]> {
+    await this.get(scope, taskId);
+    return this.guard(() => this.timelines.read(taskId));
+  }
+
   /** One page of the owner's tasks, newest first. */
   async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<ListResult> {
     const now = this.clock.now();
@@ -372,11 +388,13 @@ export class TaskEngine implements EngineHandle {
     scope: OwnerScope,
     taskId: string,
     statusMessage = 'The task was cancelled by request.',
+    by?: string,
   ): Promise<TaskRecord> {
     await this.get(scope, taskId);
     const next = await this.mutate(taskId, (record) => {
       // spec R49: a terminal task cannot be cancelled.
       if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
+      record.cancelledBy = by ?? (scope === ANY_OWNER ? 'requestor' : scope);
       return this.toTerminal(record, 'cancelled', statusMessage);
     });
     this.logger.info({ taskId, owner: next.owner }, 'task cancelled');
@@ -389,6 +407,7 @@ export class TaskEngine implements EngineHandle {
     const record = await this.get(scope, taskId);
     await this.guard(() => this.store.delete(record.taskId));
     await this.guard(async () => this.store.journal?.remove(record.taskId));
+    await this.guard(() => this.timelines.remove(record.taskId));
     await this.publish(taskId);
     this.logger.info({ taskId, owner: record.owner }, 'task deleted');
     this.emit({ type: 'deleted', task: record });
@@ -770,6 +789,7 @@ export class TaskEngine implements EngineHandle {
       total += removed.length;
       for (const record of removed) {
         await this.guard(async () => this.store.journal?.remove(record.taskId));
+        await this.guard(() => this.timelines.remove(record.taskId));
         await this.publish(record.taskId);
       }
       if (removed.length < batch) return total;
@@ -950,6 +970,7 @@ export class TaskEngine implements EngineHandle {
       next.version = current.version + 1;
       next.lastUpdatedAt = Math.max(this.clock.now(), current.lastUpdatedAt);
       if (await this.guard(() => this.store.replace(next, current.version))) {
+        await this.timelines.record(current, next);
         await this.publish(taskId);
         return next;
       }

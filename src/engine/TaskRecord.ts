@@ -102,6 +102,8 @@ export interface TaskRecord {
   /** A suspended task's durable timer: the work runs again at this time (a sleep, a retry, a question's deadline). */
   wakeAt?: number;
   recovery?: RecoveryMark;
+  /** Who cancelled the task (the requestor's owner scope, or the console), for its timeline. */
+  cancelledBy?: string;
   /** Runs started again because the process running the task died (resumes after input do not count). */
   recoveries?: number;
   /** Dialect- and server-specific data (session id, request id, tool name, ...). */

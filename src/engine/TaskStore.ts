@@ -1,6 +1,8 @@
 import type { StepJournalStore } from './StepJournalStore.js';
+import type { TaskBrowseStore } from './TaskBrowseStore.js';
 import type { TaskEventBus } from './TaskEventBus.js';
 import type { TaskRecord } from './TaskRecord.js';
+import type { TaskTimelineStore } from './TaskTimeline.js';
 
 /** A keyset position in an owner's list: newest first, ties broken by task id. */
 export interface ListPosition {
@@ -59,4 +61,8 @@ export interface TaskStore {
   getSecret(): Promise<Uint8Array>;
   /** Step journal and durable timers for workflow tools, when the store has them (opened by the engine). */
   readonly journal?: StepJournalStore;
+  /** Each task's transitions, when the store keeps them (opened by the engine). */
+  readonly timeline?: TaskTimelineStore;
+  /** Reads across owners for operators, when the store has them. */
+  readonly browse?: TaskBrowseStore;
 }

@@ -9,7 +9,9 @@ import {
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
+import { MemoryBrowse } from './MemoryBrowse.js';
 import { MemoryJournal } from './MemoryJournal.js';
+import { MemoryTimeline } from './MemoryTimeline.js';
 import { MinHeap } from './MinHeap.js';
 
 /** A stored task: the indexed fields as values, the whole record deeply frozen. */
@@ -40,7 +42,16 @@ export class MemoryStore implements TaskStore {
   readonly kind = 'memory';
   readonly events = new LocalEventBus();
   readonly journal = new MemoryJournal();
+  readonly timeline = new MemoryTimeline();
+  readonly browse = new MemoryBrowse({
+    positions: () => this.all,
+    positionsOf: (owner) => this.byOwner.get(owner) ?? [],
+    read: (taskId) => this.read(taskId),
+    seek: (positions, after) => seekAfter(positions, after),
+  });
   private readonly tasks = new Map<string, Stored>();
+  /** Every task's position, newest first (the operators' view across owners). */
+  private readonly all: ListPosition[] = [];
   private readonly byKey = new Map<string, string>();
   /** Per owner, positions sorted newest first. */
   private readonly byOwner = new Map<string, ListPosition[]>();
@@ -71,6 +82,7 @@ export class MemoryStore implements TaskStore {
     const positions = this.byOwner.get(record.owner) ?? [];
     positions.splice(insertionIndex(positions, record), 0, { createdAt: record.createdAt, taskId: record.taskId });
     this.byOwner.set(record.owner, positions);
+    this.all.splice(insertionIndex(this.all, record), 0, { createdAt: record.createdAt, taskId: record.taskId });
     if (record.idempotencyKey !== undefined) this.byKey.set(keyOf(record.owner, record.idempotencyKey), record.taskId);
     return { inserted: true };
   }
@@ -110,17 +122,14 @@ export class MemoryStore implements TaskStore {
       if (positions[index]?.taskId === taskId) positions.splice(index, 1);
       if (positions.length === 0) this.byOwner.delete(stored.owner);
     }
+    const index = insertionIndex(this.all, { createdAt: stored.createdAt, taskId });
+    if (this.all[index]?.taskId === taskId) this.all.splice(index, 1);
     return true;
   }
 
   async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
     const positions = this.byOwner.get(owner) ?? [];
-    let index = 0;
-    if (options.after) {
-      const after = options.after;
-      index = insertionIndex(positions, after);
-      while (index < positions.length && compareDesc(positions[index] as ListPosition, after) <= 0) index++;
-    }
+    let index = options.after ? seekAfter(positions, options.after) : 0;
     const page: TaskRecord[] = [];
     for (; index < positions.length && page.length < options.limit; index++) {
       const taskId = (positions[index] as ListPosition).taskId;
@@ -210,8 +219,15 @@ export class MemoryStore implements TaskStore {
   }
 }
 
+/** First index whose position sorts strictly after `after`. */
+function seekAfter(positions: readonly ListPosition[], after: ListPosition): number {
+  let index = insertionIndex(positions, after);
+  while (index < positions.length && compareDesc(positions[index] as ListPosition, after) <= 0) index++;
+  return index;
+}
+
 /** First index whose position does not sort before `position` (binary search). */
-function insertionIndex(positions: ListPosition[], position: ListPosition): number {
+function insertionIndex(positions: readonly ListPosition[], position: ListPosition): number {
   let low = 0;
   let high = positions.length;
   while (low < high) {

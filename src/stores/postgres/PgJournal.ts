@@ -2,6 +2,7 @@ import type pg from 'pg';
 
 import type { StepJournalStore, StepRow, WakeEntry } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
+import { createUnderLock } from './pgSchemaLock.js';
 
 /** One lock for creating the journal tables, so instances starting together do not race on CREATE TABLE. */
 const JOURNAL_LOCK = '7265139183920410392';
@@ -94,32 +95,22 @@ export class PgJournal implements StepJournalStore {
     return result.rows.map((row) => ({ taskId: row.task_id, wakeAt: Number(row.wake_at) }));
   }
 
-  private async createTables(): Promise<void> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [JOURNAL_LOCK]);
-      await client.query(`
-        CREATE TABLE IF NOT EXISTS ${this.steps} (
-          task_id TEXT COLLATE "C" NOT NULL,
-          name TEXT COLLATE "C" NOT NULL,
-          data JSON NOT NULL,
-          PRIMARY KEY (task_id, name)
-        );
-        CREATE TABLE IF NOT EXISTS ${this.fences} (
-          task_id TEXT COLLATE "C" PRIMARY KEY,
-          attempt BIGINT NOT NULL,
-          wake_at BIGINT
-        );
-        CREATE INDEX IF NOT EXISTS ${this.wakeIndex} ON ${this.fences} (wake_at) WHERE wake_at IS NOT NULL;
-      `);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-      throw error;
-    } finally {
-      client.release(broken);
-    }
+  private createTables(): Promise<void> {
+    return createUnderLock(
+      this.pool,
+      JOURNAL_LOCK,
+      `CREATE TABLE IF NOT EXISTS ${this.steps} (
+         task_id TEXT COLLATE "C" NOT NULL,
+         name TEXT COLLATE "C" NOT NULL,
+         data JSON NOT NULL,
+         PRIMARY KEY (task_id, name)
+       );
+       CREATE TABLE IF NOT EXISTS ${this.fences} (
+         task_id TEXT COLLATE "C" PRIMARY KEY,
+         attempt BIGINT NOT NULL,
+         wake_at BIGINT
+       );
+       CREATE INDEX IF NOT EXISTS ${this.wakeIndex} ON ${this.fences} (wake_at) WHERE wake_at IS NOT NULL;`,
+    );
   }
 }

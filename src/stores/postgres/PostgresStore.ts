@@ -13,9 +13,11 @@ import {
   type TaskStore,
 } from '../../engine/index.js';
 import { migratePostgres } from './migrations.js';
+import { PgBrowse } from './PgBrowse.js';
 import { PgEventBus } from './PgEventBus.js';
 import { PgJournal } from './PgJournal.js';
 import { pgNames, type PgNames } from './pgNames.js';
+import { PgTimeline } from './PgTimeline.js';
 
 export interface PostgresStoreOptions {
   /** Connection for the store's own pool and for the LISTEN connection. Required unless `pool` is given. */
@@ -60,6 +62,8 @@ export class PostgresStore implements TaskStore {
   readonly kind = 'postgres';
   readonly events: PgEventBus;
   readonly journal: PgJournal;
+  readonly timeline: PgTimeline;
+  readonly browse: PgBrowse;
   private readonly pool: pg.Pool;
   private readonly ownPool: boolean;
   private readonly names: PgNames;
@@ -85,6 +89,8 @@ export class PostgresStore implements TaskStore {
       ? { ...options.pool.options }
       : { connectionString: options.connectionString };
     this.journal = new PgJournal(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.browse = new PgBrowse(this.pool, this.names);
     this.events = new PgEventBus({
       pool: this.pool,
       listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },

@@ -16,7 +16,9 @@ import {
 import { closeConnection, RedisEventBus } from './RedisEventBus.js';
 import { RedisJournal } from './RedisJournal.js';
 import { listMember, redisKeys, type RedisKeys } from './redisKeys.js';
-import { DELETE, FIND_STALE, GET_BY_KEY, INSERT, LIST, RENEW, REPLACE, SWEEP } from './redisScripts.js';
+import { RedisBrowse } from './RedisBrowse.js';
+import { BROWSE, DELETE, FIND_STALE, GET_BY_KEY, INSERT, RENEW, REPLACE, SWEEP } from './redisScripts.js';
+import { RedisTimeline } from './RedisTimeline.js';
 
 export interface RedisStoreOptions {
   /** Connection URL (`redis://host:port/db`) for the store's own client. Required unless `redis` is given. */
@@ -38,7 +40,7 @@ const SCRIPTS = {
   mcpTasksReplace: REPLACE,
   mcpTasksDelete: DELETE,
   mcpTasksGetByKey: GET_BY_KEY,
-  mcpTasksList: LIST,
+  mcpTasksList: BROWSE,
   mcpTasksSweep: SWEEP,
   mcpTasksFindStale: FIND_STALE,
   mcpTasksRenew: RENEW,
@@ -58,6 +60,8 @@ export class RedisStore implements TaskStore {
   readonly kind = 'redis';
   readonly events: RedisEventBus;
   readonly journal: RedisJournal;
+  readonly timeline: RedisTimeline;
+  readonly browse: RedisBrowse;
   private readonly redis: Redis;
   private readonly ownClient: boolean;
   private readonly keys: RedisKeys;
@@ -87,6 +91,8 @@ export class RedisStore implements TaskStore {
     }
     for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
     this.journal = new RedisJournal(this.redis, this.keys.prefix);
+    this.timeline = new RedisTimeline(this.redis, this.keys.prefix);
+    this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({
       lazyConnect: true,
       // A recognisable name in CLIENT LIST; unique per bus so one can be told apart from another.
@@ -139,6 +145,7 @@ export class RedisStore implements TaskStore {
       k.prefix,
       limits.maxActive ?? '',
       limits.maxStored ?? '',
+      record.status,
     ])) as Reply[];
     if (reply[0] === 'ok') return { inserted: true };
     if (reply[0] === 'id') return { inserted: false, reason: 'duplicate_id' };
@@ -167,6 +174,7 @@ export class RedisStore implements TaskStore {
       next.version,
       ...this.mutable(next),
       this.keys.prefix,
+      next.status,
     ]);
     return reply === 1;
   }
@@ -179,9 +187,11 @@ export class RedisStore implements TaskStore {
     const start = options.after ? `(${listMember(options.after.createdAt, options.after.taskId)}` : '+';
     const reply = (await this.script('mcpTasksList', this.keys.owner(owner), [
       start,
+      '-',
       options.limit,
       options.now,
       this.keys.prefix,
+      '',
     ])) as Reply[];
     return pairs(reply);
   }

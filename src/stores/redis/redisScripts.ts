@@ -42,6 +42,20 @@ local function apply(prefix, tkey, x, e, active, lease, rkey, ttl)
 end
 `;
 
+/**
+ * Files the task under its status for operators' reads (a zset per status, and one of every task), member `x[3]`
+ * (the owner-zset member, so lexical order is creation order across owners too).
+ */
+const STATUS = `
+local function set_status(prefix, tkey, member, status)
+  local old = redis.call('HGET', tkey, 's')
+  if old == status then return end
+  if old then redis.call('ZREM', prefix .. 's:' .. old, member) end
+  redis.call('ZADD', prefix .. 's:' .. status, 0, member)
+  redis.call('HSET', tkey, 's', status)
+end
+`;
+
 /** Removes a task and every index entry of it; works when the record itself is already gone. */
 const DROP = `
 local function drop(prefix, x, rkey)
@@ -55,15 +69,19 @@ local function drop(prefix, x, rkey)
   redis.call('ZREM', prefix .. 'expiry', x)
   redis.call('ZREM', prefix .. 'leases', id)
   if rkey then redis.call('SREM', rkey, id) end
+  redis.call('ZREM', prefix .. 'all', ix[3])
+  for _, status in ipairs({'working', 'input_required', 'completed', 'failed', 'cancelled'}) do
+    redis.call('ZREM', prefix .. 's:' .. status, ix[3])
+  end
 end
 `;
 
 /**
  * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, maxActive|'',
- * maxStored|''. Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'}: the owner caps are checked in
+ * maxStored|'', status. Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'}: the owner caps are checked in
  * the same script as the write, so they hold across processes.
  */
-export const INSERT = `${APPLY}
+export const INSERT = `${APPLY}${STATUS}
 local tkey = KEYS[1]
 local prefix = ARGV[9]
 if redis.call('EXISTS', tkey) == 1 then return {'id'} end
@@ -81,12 +99,14 @@ if ARGV[11] ~= '' and redis.call('ZCARD', ix[2]) >= tonumber(ARGV[11]) then retu
 if type(kkey) == 'string' then redis.call('SET', kkey, ix[1]) end
 redis.call('HSET', tkey, 'd', ARGV[1], 'v', ARGV[2], 'x', ARGV[3])
 redis.call('ZADD', ix[2], 0, ix[3])
+redis.call('ZADD', prefix .. 'all', 0, ix[3])
+set_status(prefix, tkey, ix[3], ARGV[12])
 apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
 return {'ok'}
 `;
 
-/** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix. */
-export const REPLACE = `${APPLY}
+/** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, status. */
+export const REPLACE = `${APPLY}${STATUS}
 local tkey = KEYS[1]
 local cur = redis.call('HMGET', tkey, 'v', 'x', 'r', 'l')
 if cur[1] ~= ARGV[1] then return 0 end
@@ -94,6 +114,7 @@ local lease = ARGV[6]
 -- A lease renewed since the writer read the task is kept when the runner stays the same.
 if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
 redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
+set_status(ARGV[9], tkey, cjson.decode(cur[2])[3], ARGV[10])
 apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
 return 1
 `;
@@ -113,34 +134,6 @@ if not id then return nil end
 local h = redis.call('HMGET', ARGV[1] .. 't:' .. id, 'd', 'l')
 if not h[1] then return nil end
 return h
-`;
-
-/**
- * KEYS[1] owner zset. ARGV: start bound ('+' or '(member'), limit, now, prefix. Returns {d, l, d, l, ...}: the next
- * `limit` unexpired tasks, skipping expired ones not swept yet.
- */
-export const LIST = `
-local limit = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-local prefix = ARGV[4]
-local out = {}
-local found = 0
-local bound = ARGV[1]
-while found < limit do
-  local members = redis.call('ZREVRANGEBYLEX', KEYS[1], bound, '-', 'LIMIT', 0, math.max(limit - found, 16))
-  if #members == 0 then break end
-  for _, member in ipairs(members) do
-    local h = redis.call('HMGET', prefix .. 't:' .. string.sub(member, 18), 'd', 'l', 'e')
-    if h[1] and (not h[3] or tonumber(h[3]) > now) then
-      out[#out + 1] = h[1]
-      out[#out + 1] = h[2]
-      found = found + 1
-      if found >= limit then break end
-    end
-  end
-  bound = '(' .. members[#members]
-end
-return out
 `;
 
 /** KEYS[1] expiry zset. ARGV: now, limit, prefix. Returns {d, l, ...} of the removed tasks still present. */
@@ -189,4 +182,34 @@ for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   end
 end
 return 0
+`;
+
+/**
+ * KEYS[1] the zset to walk (every task, one status, or one owner). ARGV: start bound ('+' or '(member' or '[member'),
+ * stop bound ('-' or '[member'), limit, now, prefix, status|''. Returns {d, l, ...}: the next `limit` unexpired tasks
+ * (of that status), newest first.
+ */
+export const BROWSE = `
+local limit = tonumber(ARGV[3])
+local now = tonumber(ARGV[4])
+local prefix = ARGV[5]
+local status = ARGV[6]
+local out = {}
+local found = 0
+local bound = ARGV[1]
+while found < limit do
+  local members = redis.call('ZREVRANGEBYLEX', KEYS[1], bound, ARGV[2], 'LIMIT', 0, math.max(limit - found, 64))
+  if #members == 0 then break end
+  for _, member in ipairs(members) do
+    local h = redis.call('HMGET', prefix .. 't:' .. string.sub(member, 18), 'd', 'l', 'e', 's')
+    if h[1] and (not h[3] or tonumber(h[3]) > now) and (status == '' or h[4] == status) then
+      out[#out + 1] = h[1]
+      out[#out + 1] = h[2]
+      found = found + 1
+      if found >= limit then break end
+    end
+  end
+  bound = '(' .. members[#members]
+end
+return out
 `;

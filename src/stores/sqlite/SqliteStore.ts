@@ -15,7 +15,9 @@ import {
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
+import { SqliteBrowse } from './SqliteBrowse.js';
 import { SqliteJournal } from './SqliteJournal.js';
+import { SqliteTimeline } from './SqliteTimeline.js';
 
 export interface SqliteStoreOptions {
   /** Database file path (created with its directory if missing), or ':memory:'. */
@@ -61,6 +63,8 @@ const BUSY_RETRIED = [
   'getSecret',
 ] as const;
 const JOURNAL_BUSY_RETRIED = ['init', 'claim', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
+const TIMELINE_BUSY_RETRIED = ['init', 'append', 'read', 'remove'] as const;
+const BROWSE_BUSY_RETRIED = ['init', 'page', 'counts'] as const;
 
 const ACTIVE = `status IN ('working', 'input_required')`;
 
@@ -72,6 +76,8 @@ export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
   readonly events: SqliteEventBus;
   readonly journal = new SqliteJournal(() => this.db);
+  readonly timeline = new SqliteTimeline(() => this.db);
+  readonly browse = new SqliteBrowse(() => this.db);
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 
@@ -79,6 +85,8 @@ export class SqliteStore implements TaskStore {
     this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
+    retryWhenBusy(this.timeline, TIMELINE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
+    retryWhenBusy(this.browse, BROWSE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
   }
 
   /** Opens the file; a failure names the store and its cause in one line (a busy file is waited for first). */

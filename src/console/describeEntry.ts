@@ -1,0 +1,36 @@
+import type { TimelineEntry } from '../engine/index.js';
+
+/**
+ * One line saying what a timeline entry records. Self-contained (no imports, no closures): the console page embeds
+ * its source, so the browser and `mcp-tasks get --timeline` word entries the same way.
+ */
+export function describeEntry(entry: TimelineEntry): string {
+  switch (entry.kind) {
+    case 'created':
+      return `created (${entry.status ?? 'working'})${entry.message ? `: ${entry.message}` : ''}`;
+    case 'status':
+      return `status ${entry.from ?? '?'} → ${entry.status ?? '?'}`;
+    case 'message':
+      return `message: ${entry.message ?? ''}`;
+    case 'started':
+      return `attempt ${entry.attempt ?? '?'} started${entry.runner ? ` on ${entry.runner}` : ''}`;
+    case 'runner':
+      return `runner ${entry.runner ?? '?'}`;
+    case 'input_requested':
+      return `asked (${entry.method ?? 'input'})${entry.message ? `: ${entry.message}` : ''}`;
+    case 'input_answered':
+      return `answered${entry.error ? ' with an error' : ''} (${entry.key ?? ''})`;
+    case 'input_withdrawn':
+      return `question withdrawn (${entry.key ?? ''})`;
+    case 'suspended':
+      return entry.wakeAt ? `suspended until ${new Date(entry.wakeAt).toISOString()}` : 'suspended';
+    case 'resumed':
+      return 'resumed';
+    case 'recovered':
+      return entry.action === 'fail' ? 'failed after its runner stopped' : 're-run after its runner stopped';
+    case 'cancelled':
+      return `cancelled by ${entry.by ?? 'unknown'}`;
+    default:
+      return String(entry.kind);
+  }
+}

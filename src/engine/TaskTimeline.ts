@@ -1,0 +1,118 @@
+import type { TaskRecord } from './TaskRecord.js';
+import { isTerminal, type TaskStatus } from './TaskStatus.js';
+
+/** What one timeline entry records. */
+export type TimelineKind =
+  | 'created'
+  | 'status'
+  | 'message'
+  | 'started'
+  | 'runner'
+  | 'input_requested'
+  | 'input_answered'
+  | 'input_withdrawn'
+  | 'suspended'
+  | 'resumed'
+  | 'recovered'
+  | 'cancelled';
+
+/** One transition of a task, with the time it was stored. Only the fields of its kind are set. */
+export interface TimelineEntry {
+  at: number;
+  kind: TimelineKind;
+  status?: TaskStatus;
+  from?: TaskStatus;
+  message?: string;
+  runner?: string;
+  attempt?: number;
+  /** Input requests and answers: the request's key and method. */
+  key?: string;
+  method?: string;
+  /** An answer that was a JSON-RPC error (declined, failed). */
+  error?: boolean;
+  /** Who cancelled: the owner scope of the request, or the console. */
+  by?: string;
+  action?: 'rerun' | 'fail';
+  wakeAt?: number;
+}
+
+/**
+ * Entries kept per task (see docs/limits.md): past it, the oldest entries but the first ("created") are dropped, so
+ * a long task keeps how it began and what it did last.
+ */
+export const DEFAULT_TIMELINE_MAX_ENTRIES = 200;
+
+/**
+ * The timeline of a store, in tables or keys of its own beside the tasks, removed with the task. Appends come after
+ * the compare-and-set that made the change, so a crash between the two can lose entries, never invent one.
+ */
+export interface TaskTimelineStore {
+  init(): Promise<void>;
+  /** Appends in order; then keeps the first entry and the newest `maxEntries - 1`. */
+  append(taskId: string, entries: TimelineEntry[], maxEntries: number): Promise<void>;
+  /** Every kept entry of the task, oldest first; empty for an unknown task. */
+  read(taskId: string): Promise<TimelineEntry[]>;
+  remove(taskId: string): Promise<void>;
+}
+
+const MESSAGE_CAP = 500;
+
+/** The transitions from `previous` (undefined at creation) to `next`, derived from the two stored records. */
+export function timelineEntries(previous: TaskRecord | undefined, next: TaskRecord): TimelineEntry[] {
+  const at = next.lastUpdatedAt;
+  if (!previous) {
+    const created: TimelineEntry = { at: next.createdAt, kind: 'created', status: next.status };
+    if (next.statusMessage !== undefined) created.message = cap(next.statusMessage);
+    const entries = [created];
+    if (next.runner !== undefined) entries.push({ at: next.createdAt, kind: 'runner', runner: next.runner });
+    return entries;
+  }
+  const entries: TimelineEntry[] = [];
+  if ((next.recoveries ?? 0) > (previous.recoveries ?? 0)) entries.push({ at, kind: 'recovered', action: 'rerun' });
+  else if (next.recovery === 'failed-after-crash' && previous.recovery !== next.recovery)
+    entries.push({ at, kind: 'recovered', action: 'fail' });
+  if (next.attempts > previous.attempts) {
+    const started: TimelineEntry = { at, kind: 'started', attempt: next.attempts };
+    if (next.runner !== undefined) started.runner = next.runner;
+    entries.push(started);
+  } else if (next.runner !== previous.runner && next.runner !== undefined) {
+    entries.push({ at, kind: 'runner', runner: next.runner });
+  }
+  for (const [key, request] of Object.entries(next.inputRequests)) {
+    if (key in previous.inputRequests) continue;
+    const entry: TimelineEntry = { at, kind: 'input_requested', key, method: request.method };
+    const message = request.params?.['message'];
+    if (typeof message === 'string') entry.message = cap(message);
+    entries.push(entry);
+  }
+  for (const [key, answer] of Object.entries(next.inputAnswers)) {
+    if (key in previous.inputAnswers) continue;
+    const entry: TimelineEntry = { at, kind: 'input_answered', key };
+    if ('error' in answer) entry.error = true;
+    entries.push(entry);
+  }
+  if (!isTerminal(next.status)) {
+    for (const key of Object.keys(previous.inputRequests)) {
+      if (!(key in next.inputRequests) && !(key in next.inputAnswers))
+        entries.push({ at, kind: 'input_withdrawn', key });
+    }
+  }
+  if (next.suspended && !previous.suspended) {
+    const entry: TimelineEntry = { at, kind: 'suspended' };
+    if (next.wakeAt !== undefined) entry.wakeAt = next.wakeAt;
+    entries.push(entry);
+  } else if (!next.suspended && previous.suspended && !isTerminal(next.status)) {
+    entries.push({ at, kind: 'resumed' });
+  }
+  if (next.status !== previous.status) {
+    if (next.status === 'cancelled') entries.push({ at, kind: 'cancelled', by: next.cancelledBy ?? 'unknown' });
+    entries.push({ at, kind: 'status', from: previous.status, status: next.status });
+  }
+  if (next.statusMessage !== undefined && next.statusMessage !== previous.statusMessage)
+    entries.push({ at, kind: 'message', message: cap(next.statusMessage) });
+  return entries;
+}
+
+function cap(text: string): string {
+  return text.length > MESSAGE_CAP ? `${text.slice(0, MESSAGE_CAP)}…` : text;
+}

@@ -1,0 +1,40 @@
+import type { TaskRecord } from './TaskRecord.js';
+import type { TaskStore } from './TaskStore.js';
+import { timelineEntries, type TimelineEntry } from './TaskTimeline.js';
+
+/**
+ * The engine's one hook into the timeline: every stored write hands its (previous, next) pair here, right after the
+ * compare-and-set won. A failed append is logged and never fails the transition, which is stored already.
+ */
+export class TimelineRecorder {
+  constructor(
+    private readonly store: TaskStore,
+    private readonly maxEntries: number,
+    private readonly logger: { warn(fields: Record<string, unknown>, message: string): void },
+  ) {}
+
+  async init(): Promise<void> {
+    await this.store.timeline?.init();
+    await this.store.browse?.init();
+  }
+
+  async record(previous: TaskRecord | undefined, next: TaskRecord): Promise<void> {
+    const timeline = this.store.timeline;
+    if (!timeline || this.maxEntries <= 0) return;
+    const entries = timelineEntries(previous, next);
+    if (entries.length === 0) return;
+    try {
+      await timeline.append(next.taskId, entries, this.maxEntries);
+    } catch (error) {
+      this.logger.warn({ taskId: next.taskId, error: String(error) }, 'task timeline append failed');
+    }
+  }
+
+  async remove(taskId: string): Promise<void> {
+    await this.store.timeline?.remove(taskId);
+  }
+
+  async read(taskId: string): Promise<TimelineEntry[]> {
+    return (await this.store.timeline?.read(taskId)) ?? [];
+  }
+}

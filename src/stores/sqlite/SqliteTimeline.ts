@@ -1,0 +1,67 @@
+import type Database from 'better-sqlite3';
+
+import type { TaskTimelineStore, TimelineEntry } from '../../engine/index.js';
+
+/** The timeline table, created when missing beside the task table (which it never changes). */
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS mcp_tasks_timeline (
+    task_id TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (task_id, seq)
+  ) WITHOUT ROWID;
+`;
+
+/** Each task's timeline in the store's SQLite file: one row per entry, numbered per task. */
+export class SqliteTimeline implements TaskTimelineStore {
+  private statements: ReturnType<typeof prepare> | undefined;
+  private opened: Database.Database | undefined;
+
+  constructor(private readonly database: () => Database.Database | undefined) {}
+
+  async init(): Promise<void> {
+    const db = this.database();
+    if (!db) throw new Error('SqliteTimeline: the store is not open');
+    if (this.opened === db) return;
+    db.exec(SCHEMA);
+    this.statements = prepare(db);
+    this.opened = db;
+  }
+
+  async append(taskId: string, entries: TimelineEntry[], maxEntries: number): Promise<void> {
+    this.stmts().append.immediate(taskId, entries, maxEntries);
+  }
+
+  async read(taskId: string): Promise<TimelineEntry[]> {
+    const rows = this.stmts().read.all(taskId) as Array<{ data: string }>;
+    return rows.map((row) => JSON.parse(row.data) as TimelineEntry);
+  }
+
+  async remove(taskId: string): Promise<void> {
+    this.stmts().remove.run(taskId);
+  }
+
+  private stmts(): ReturnType<typeof prepare> {
+    if (!this.statements || this.opened !== this.database()) throw new Error('SqliteTimeline: init() has not run');
+    return this.statements;
+  }
+}
+
+function prepare(db: Database.Database) {
+  const last = db.prepare('SELECT coalesce(max(seq), 0) FROM mcp_tasks_timeline WHERE task_id = ?').pluck();
+  const insert = db.prepare('INSERT INTO mcp_tasks_timeline (task_id, seq, data) VALUES (?, ?, ?)');
+  // Keeps the first entry and the newest ones: entries of a long task past the bound go from the middle.
+  const trim = db.prepare(
+    `DELETE FROM mcp_tasks_timeline WHERE task_id = @taskId AND seq <= @upTo
+       AND seq > (SELECT min(seq) FROM mcp_tasks_timeline WHERE task_id = @taskId)`,
+  );
+  return {
+    append: db.transaction((taskId: string, entries: TimelineEntry[], maxEntries: number) => {
+      let seq = last.get(taskId) as number;
+      for (const entry of entries) insert.run(taskId, ++seq, JSON.stringify(entry));
+      if (seq > maxEntries) trim.run({ taskId, upTo: seq - Math.max(1, maxEntries - 1) });
+    }),
+    read: db.prepare('SELECT data FROM mcp_tasks_timeline WHERE task_id = ? ORDER BY seq'),
+    remove: db.prepare('DELETE FROM mcp_tasks_timeline WHERE task_id = ?'),
+  };
+}
