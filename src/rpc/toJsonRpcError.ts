@@ -13,10 +13,9 @@ import {
   type JsonRpcErrorObject,
 } from '../engine/index.js';
 import { ErrorCodes } from './ErrorCodes.js';
+import { OperationFailed } from './OperationFailed.js';
 import { RpcError } from './RpcError.js';
-
-/** What the caller was doing, so messages read like the spec's examples. */
-export type TaskOperation = 'retrieve' | 'cancel' | 'update' | 'delete' | 'list' | 'create';
+import type { TaskOperation } from './TaskOperation.js';
 
 const VERB: Record<TaskOperation, string> = {
   retrieve: 'Failed to retrieve task',
@@ -32,6 +31,7 @@ const VERB: Record<TaskOperation, string> = {
  * -32602 with the same message for the first two, so other owners learn nothing (spec R67).
  */
 export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retrieve'): JsonRpcErrorObject {
+  if (error instanceof OperationFailed) return toJsonRpcError(error.error, error.operation);
   if (error instanceof RpcError) return error.toJson();
   const verb = VERB[operation];
   if (error instanceof TaskNotFoundError)

@@ -1,12 +1,18 @@
 import { isTerminal, type TaskRecord } from '../engine/index.js';
 import {
+  carriesSepRelatedTask,
+  declaresTasksExtension,
   deliverInputs,
   RELATED_TASK_META,
+  type Claim,
   type CoreDialect,
+  type Decoration,
   type DialectAnswer,
   type DialectContext,
+  type ServerDialect,
+  type SessionView,
 } from '../dialects/index.js';
-import { isObject, toJsonRpcError, type JsonRpcRequest } from '../rpc/index.js';
+import { during, ErrorCodes, isObject, type JsonRpcRequest } from '../rpc/index.js';
 
 export interface FallbackToolsOptions {
   /** How long a plain call runs synchronously before it answers with the task to follow. Default 20 s. */
@@ -68,7 +74,7 @@ const text = (value: string): Text => ({ type: 'text', text: value });
  * with the task to follow; the `task_*` tools follow, answer and cancel it. Ownership is exactly that of `tasks/*`:
  * every read goes through the caller's scope, so another caller's task is a task that does not exist.
  */
-export class FallbackTools {
+export class FallbackTools implements ServerDialect {
   readonly afterMs: number;
 
   constructor(
@@ -76,6 +82,25 @@ export class FallbackTools {
     options: FallbackToolsOptions = {},
   ) {
     this.afterMs = options.afterMs ?? 20_000;
+  }
+
+  /** Calls of task-capable tools and of the `task_*` tools, from a requestor that declared no tasks support. */
+  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    if (request.method !== 'tools/call' || carriesSepRelatedTask(request.params)) return undefined;
+    const client = fallbackClient(request, session);
+    if (!client || !this.claims(request, session.policyFor)) return undefined;
+    const name = (request.params as Record<string, unknown>)['name'];
+    return {
+      operation: name === 'task_cancel' ? 'cancel' : 'retrieve',
+      answer: (r, ctx) => this.handle(r, ctx, client),
+    };
+  }
+
+  /** Such a requestor's `tools/list` ends with the `task_*` tools. */
+  decorate(request: JsonRpcRequest, session: SessionView): Decoration | undefined {
+    if (request.method !== 'tools/list') return undefined;
+    const client = fallbackClient(request, session);
+    return client && ((result) => withFallbackTools(result, this, client));
   }
 
   /** The tools added to `tools/list` for such a client (`task_answer` only where questions cannot be asked). */
@@ -96,38 +121,34 @@ export class FallbackTools {
     const params = request.params as Record<string, unknown>;
     const name = params['name'] as string;
     const args = isObject(params['arguments']) ? params['arguments'] : {};
-    try {
-      if (!NAMES.has(name)) return await this.start(request, ctx, client);
-      if (name === 'task_list') return await this.list(ctx);
-      const taskId = args['taskId'];
-      if (typeof taskId !== 'string' || taskId.length === 0)
-        return { error: { code: -32602, message: `Invalid params: ${name} needs a taskId` } };
-      switch (name) {
-        case 'task_status':
-          return { result: this.pending(await ctx.engine.get(ctx.caller.scope, taskId), client) };
-        case 'task_result': {
-          const waitMs = typeof args['waitMs'] === 'number' ? Math.max(0, Math.min(args['waitMs'], MAX_WAIT_MS)) : 0;
-          return await this.follow(taskId, ctx, client, waitMs);
-        }
-        case 'task_cancel': {
-          const record = await ctx.engine.cancel(ctx.caller.scope, taskId);
-          return {
-            result: { content: [text(`Task ${taskId} is ${record.status}.`)], structuredContent: summary(record) },
-          };
-        }
-        default:
-          return await this.answer(taskId, args['answer'], ctx);
+    if (!NAMES.has(name)) return this.start(request, ctx, client);
+    if (name === 'task_list') return this.list(ctx);
+    const taskId = args['taskId'];
+    if (typeof taskId !== 'string' || taskId.length === 0)
+      return { error: { code: ErrorCodes.INVALID_PARAMS, message: `Invalid params: ${name} needs a taskId` } };
+    switch (name) {
+      case 'task_status':
+        return { result: this.pending(await ctx.engine.get(ctx.caller.scope, taskId), client) };
+      case 'task_result': {
+        const waitMs = typeof args['waitMs'] === 'number' ? Math.max(0, Math.min(args['waitMs'], MAX_WAIT_MS)) : 0;
+        return this.follow(taskId, ctx, client, waitMs);
       }
-    } catch (error) {
-      return { error: toJsonRpcError(error, name === 'task_cancel' ? 'cancel' : 'retrieve') };
+      case 'task_cancel': {
+        const record = await ctx.engine.cancel(ctx.caller.scope, taskId);
+        return {
+          result: { content: [text(`Task ${taskId} is ${record.status}.`)], structuredContent: summary(record) },
+        };
+      }
+      default:
+        return this.answer(taskId, args['answer'], ctx);
     }
   }
 
   /** The plain call becomes a task; the call waits `afterMs` for it before answering with the task to follow. */
   private async start(request: JsonRpcRequest, ctx: DialectContext, client: FallbackClient): Promise<DialectAnswer> {
-    const created = await this.core.toolsCall(
-      { ...request, params: { ...(request.params as Record<string, unknown>), task: {} } },
-      ctx,
+    const created = await during(
+      'create',
+      this.core.toolsCall({ ...request, params: { ...(request.params as Record<string, unknown>), task: {} } }, ctx),
     );
     if (!('result' in created)) return created;
     const taskId = (created.result['task'] as { taskId: string }).taskId;
@@ -186,7 +207,8 @@ export class FallbackTools {
   private async answer(taskId: string, answer: unknown, ctx: DialectContext): Promise<DialectAnswer> {
     const record = await ctx.engine.get(ctx.caller.scope, taskId);
     const entry = Object.entries(record.inputRequests)[0];
-    if (!entry) return { error: { code: -32602, message: `Task ${taskId} is not waiting for an answer` } };
+    if (!entry)
+      return { error: { code: ErrorCodes.INVALID_PARAMS, message: `Task ${taskId} is not waiting for an answer` } };
     const [key, pending] = entry;
     const result =
       pending.method === 'elicitation/create'
@@ -246,6 +268,15 @@ function elicitedContent(params: Record<string, unknown> | undefined, answer: un
   const schema = isObject(params?.['requestedSchema']) ? params['requestedSchema'] : {};
   const fields = isObject(schema['properties']) ? Object.keys(schema['properties']) : [];
   return fields.length === 1 ? { [fields[0] as string]: answer } : { answer };
+}
+
+/** A requestor without tasks support: what it can do. Undefined for one that speaks tasks. */
+function fallbackClient(request: JsonRpcRequest, session: SessionView): FallbackClient | undefined {
+  const params = isObject(request.params) ? request.params : undefined;
+  if (session.modern) return declaresTasksExtension(params) ? undefined : { canElicit: false };
+  const capabilities = session.clientCapabilities;
+  if (isObject(capabilities?.['tasks']) || params?.['task'] !== undefined) return undefined;
+  return { canElicit: session.longLived && isObject(capabilities?.['elicitation']) };
 }
 
 /** A `tools/list` result with the fallback tools after the requestor's own, on its last page. */

@@ -4,8 +4,11 @@ import {
   answerError,
   declaresTasksExtension,
   envelopeCapabilities,
+  type Claim,
   type DialectAnswer,
   type DialectContext,
+  type ServerDialect,
+  type SessionView,
 } from '../dialects/index.js';
 import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest } from '../rpc/index.js';
 import { HeldCall } from './HeldCall.js';
@@ -29,7 +32,7 @@ const INPUT_CAPABILITIES = ['elicitation', 'sampling', 'roots'];
  * run. The suspended run is kept here, in memory, under an unguessable single-use `requestState`, bound to its caller;
  * so the retry must reach this process (docs/architecture.md "Questions on plain 2026-07-28 calls").
  */
-export class HeldCalls {
+export class HeldCalls implements ServerDialect {
   private readonly held = new Map<string, { call: HeldCall; timer: NodeJS.Timeout }>();
   private readonly limits: HeldCallLimits;
 
@@ -43,6 +46,13 @@ export class HeldCalls {
   /** Calls waiting for answers now. */
   get size(): number {
     return this.held.size;
+  }
+
+  /** Plain 2026-07-28 calls the extension left alone; they run without a task, outside the task rate limit. */
+  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    if (!session.modern || request.method !== 'tools/call' || !this.claims(request, session.policyFor))
+      return undefined;
+    return { operation: 'create', plainCall: true, answer: (r, ctx) => this.toolsCall(r, ctx) };
   }
 
   /**

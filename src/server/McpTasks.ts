@@ -12,7 +12,15 @@ import {
 } from '../engine/index.js';
 import { InProcessExecutor } from '../executors/index.js';
 import { journaledWork } from '../workflow/index.js';
-import { CoreDialect, ExtDialect, SepDialect, type Caller, type ToolTaskPolicy } from '../dialects/index.js';
+import {
+  CoreDialect,
+  ExtDialect,
+  SepDialect,
+  type Caller,
+  type ServerDialect,
+  type TaskPushView,
+  type ToolTaskPolicy,
+} from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
 import { FallbackTools } from './FallbackTools.js';
@@ -105,6 +113,14 @@ export class McpTasks implements ConnectionHost {
   readonly metrics: TaskMetrics | undefined;
   readonly heldCalls: HeldCalls;
   readonly fallback: FallbackTools | undefined;
+  /**
+   * In the order they are asked (docs/generations.md): the fallback tools, for requestors without tasks, before any
+   * generation; SEP-1686 before 2025-11-25, whose requests it tells apart by their `_meta`; the 2026 extension, then
+   * plain 2026-07-28 calls that wait for answers. The eras never overlap: each dialect claims in one only.
+   */
+  readonly dialects: readonly ServerDialect[];
+  /** A connection pushes 2025-11-25 status notifications for the tasks it created (spec R42). */
+  readonly statusPush: TaskPushView;
   private readonly policies = new Map<string, ToolTaskPolicy>();
   private readonly policyOf: ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined) | undefined;
   private readonly connections = new Map<string, TaskConnection>();
@@ -125,6 +141,8 @@ export class McpTasks implements ConnectionHost {
       : undefined;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
+    this.dialects = [...(this.fallback ? [this.fallback] : []), this.sep, this.core, this.ext, this.heldCalls];
+    this.statusPush = this.core.statusPush;
     this.rate =
       options.rateLimit === false
         ? undefined

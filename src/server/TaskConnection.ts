@@ -1,26 +1,19 @@
 import { randomUUID } from 'node:crypto';
 
-import { isTerminal, type EngineLogger, type TaskEngine } from '../engine/index.js';
+import type { EngineLogger, TaskEngine, TaskRecord } from '../engine/index.js';
 import {
-  CORE_PROTOCOL_VERSION,
-  CORE_TASK_METHODS,
-  EXT_TASK_METHODS,
   PROTOCOL_VERSION_META,
   RequestCancelled,
-  SEP_TASK_METHODS,
-  carriesSepRelatedTask,
-  declaresTasksExtension,
-  TASKS_EXTENSION,
-  coreCapabilities,
   parseInputRequestId,
-  toCoreTask,
-  withTaskSupport,
+  pushTaskChanges,
   type Caller,
-  type CoreDialect,
+  type Claim,
+  type Decoration,
   type DialectAnswer,
-  type ExtDialect,
-  type SepDialect,
   type DialectContext,
+  type ServerDialect,
+  type SessionView,
+  type TaskPushView,
   type ToolTaskPolicy,
 } from '../dialects/index.js';
 import {
@@ -30,14 +23,11 @@ import {
   isObject,
   toJsonRpcError,
   type JsonRpcMessage,
-  type TaskOperation,
   type JsonRpcNotification,
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
 } from '../rpc/index.js';
-import type { HeldCalls } from './HeldCalls.js';
-import { withFallbackTools, type FallbackClient, type FallbackTools } from './FallbackTools.js';
 import { clientKeyOf } from './clientKey.js';
 import { rateClassOf, type RateClass } from './RateLimiter.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
@@ -46,14 +36,13 @@ import type { MessageExtraLike, TransportLike } from './ServerLike.js';
 /** What a connection needs from the runtime it belongs to. */
 export interface ConnectionHost {
   readonly engine: TaskEngine;
-  readonly core: CoreDialect;
-  readonly ext: ExtDialect;
-  readonly sep: SepDialect;
+  /** Who answers requests, asked in this order; the first claim wins (docs/generations.md has the table). */
+  readonly dialects: readonly ServerDialect[];
+  /** What a connection pushes about each task it created (spec R42). */
+  readonly statusPush: TaskPushView;
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
-  /** Plain 2026-07-28 calls of request-style tools, suspended while their client answers. */
-  readonly heldCalls: HeldCalls;
   policyFor(toolName: string): ToolTaskPolicy | undefined;
   /** Throws a TaskLimitError when the owner exceeds the rate limit (spec R69). */
   checkRate(caller: Caller, kind: RateClass, taskId?: string): void;
@@ -61,16 +50,7 @@ export interface ConnectionHost {
   advertisedPollInterval(caller: Caller, taskId: string, pollIntervalMs: number): void;
   register(connection: TaskConnection): void;
   unregister(connection: TaskConnection): void;
-  /** Tasks for requestors that declared no tasks support (the `fallbackTools` option). */
-  readonly fallback?: FallbackTools | undefined;
 }
-
-/** `plainCall`: the handler serves a call without a task, which the task rate limit does not count. */
-type Handler = ((request: JsonRpcRequest, ctx: DialectContext) => Promise<DialectAnswer>) & { plainCall?: true };
-
-const CORE_METHODS: ReadonlySet<string> = new Set(CORE_TASK_METHODS);
-const EXT_METHODS: ReadonlySet<string> = new Set(EXT_TASK_METHODS);
-const SEP_METHODS: ReadonlySet<string> = new Set(SEP_TASK_METHODS);
 
 /** A 2026-07-28 request carries its protocol version in the per-request `_meta` envelope; 2025-era ones never do. */
 function isModern(request: JsonRpcRequest, extra: MessageExtraLike | undefined): boolean {
@@ -81,9 +61,10 @@ function isModern(request: JsonRpcRequest, extra: MessageExtraLike | undefined):
 }
 
 /**
- * A transport wrapper between the SDK server and its real transport: it answers the task methods and task-augmented
- * requests itself, passes everything else through, and decorates `initialize` and `tools/list` results. Because it
- * works on JSON-RPC messages, the same code serves SDK v1 and v2 servers over stdio and Streamable HTTP.
+ * A transport wrapper between the SDK server and its real transport: each request is offered to the host's dialects
+ * in turn, and the first that claims it answers it; everything else passes through, with the dialects' decorations
+ * applied to the answer. Because it works on JSON-RPC messages, the same code serves SDK v1 and v2 servers over
+ * stdio and Streamable HTTP.
  */
 export class TaskConnection implements TransportLike {
   readonly id = randomUUID();
@@ -92,19 +73,15 @@ export class TaskConnection implements TransportLike {
   onmessage?: ((message: JsonRpcMessage, extra?: MessageExtraLike) => void) | undefined;
 
   private readonly handling = new Map<RequestId, AbortController>();
-  private readonly tracked = new Map<
-    RequestId,
-    {
-      method: 'initialize' | 'tools/list' | 'server/discover';
-      caller: Caller;
-      modern: boolean;
-      fallback?: FallbackClient | undefined;
-    }
-  >();
+  /** Requests the SDK server answers whose answer is to be changed on its way out. */
+  private readonly tracked = new Map<RequestId, { initialize: boolean; decorations: Decoration[] }>();
   private readonly inFlightInputs = new Set<string>();
   private readonly following = new Map<string, () => void>();
-  private clientCapabilities: Record<string, unknown> | undefined;
-  private negotiatedVersion: string | undefined;
+  /** What the session's `initialize` settled: the requestor's capabilities and the protocol version. */
+  private readonly session: {
+    clientCapabilities?: Record<string, unknown> | undefined;
+    negotiatedVersion?: string | undefined;
+  } = {};
   private closed = false;
 
   constructor(
@@ -121,13 +98,8 @@ export class TaskConnection implements TransportLike {
     return this.inner.sessionId;
   }
 
-  /** Streamable HTTP transports answer one request per exchange when they have no session. */
   private get longLived(): boolean {
-    const inner = this.inner as unknown as Record<string, unknown>;
-    return (
-      this.inner.sessionId !== undefined ||
-      (typeof inner['handleRequest'] !== 'function' && typeof inner['handleMessage'] !== 'function')
-    );
+    return isLongLived(this.inner);
   }
 
   setProtocolVersion(version: string): void {
@@ -191,90 +163,47 @@ export class TaskConnection implements TransportLike {
     }
     if (!isJsonRpcRequest(message)) return this.onmessage?.(message, extra);
 
-    const modern = isModern(message, extra);
     if (message.method === 'initialize') {
       const params = isObject(message.params) ? message.params : {};
-      this.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : undefined;
-      this.tracked.set(message.id, { method: 'initialize', caller: this.callerFor(extra), modern });
-    } else if (message.method === 'tools/list' || message.method === 'server/discover') {
-      const fallback = this.fallbackClient(message, modern);
-      this.tracked.set(message.id, { method: message.method, caller: this.callerFor(extra), modern, fallback });
+      this.session.clientCapabilities = isObject(params['capabilities']) ? params['capabilities'] : undefined;
     }
-    const handler =
-      this.routeFallback(message, modern) ?? (modern ? this.routeModern(message) : this.route(message, extra));
-    if (handler) return this.answer(message, extra, handler);
-    this.onmessage?.(modern ? withoutLegacyTask(message) : message, extra);
-  }
-
-  /**
-   * Which of our handlers answers a 2025-era request, decided synchronously so message order is kept otherwise.
-   * The classification table is in docs/generations.md.
-   */
-  private route(request: JsonRpcRequest, extra: MessageExtraLike | undefined): Handler | undefined {
-    const { sep } = this.host;
-    const policyFor = (name: string) => this.host.policyFor(name);
-    if (sep.claimsRequest(request, this.callerFor(extra), policyFor)) return (r, ctx) => sep.createTask(r, ctx);
-    if (SEP_METHODS.has(request.method) && (request.method === 'tasks/delete' || this.speaksSep1686(request))) {
-      return (r, ctx) => sep.tasksMethod(r, ctx);
+    const session = this.sessionFor(message, extra);
+    const decorations = this.host.dialects.flatMap((dialect) => dialect.decorate?.(message, session) ?? []);
+    if (message.method === 'initialize' || decorations.length > 0) {
+      this.tracked.set(message.id, { initialize: message.method === 'initialize', decorations });
     }
-    return this.routeCore(request);
-  }
-
-  /**
-   * SEP-1686 task requests carry its related-task key (spec 4.7); on a connection that negotiated a protocol older
-   * than 2025-11-25, where core tasks do not exist, every task request is SEP-1686.
-   */
-  private speaksSep1686(request: JsonRpcRequest): boolean {
-    if (carriesSepRelatedTask(isObject(request.params) ? request.params : undefined)) return true;
-    return this.negotiatedVersion !== undefined && this.negotiatedVersion < CORE_PROTOCOL_VERSION;
-  }
-
-  /** A requestor without tasks support, when fallback tools are on: what it can do. */
-  private fallbackClient(request: JsonRpcRequest, modern: boolean): FallbackClient | undefined {
-    if (!this.host.fallback) return undefined;
-    const params = isObject(request.params) ? request.params : undefined;
-    if (modern) return declaresTasksExtension(params) ? undefined : { canElicit: false };
-    if (isObject(this.clientCapabilities?.['tasks']) || params?.['task'] !== undefined) return undefined;
-    return { canElicit: this.longLived && isObject(this.clientCapabilities?.['elicitation']) };
-  }
-
-  private routeFallback(request: JsonRpcRequest, modern: boolean): Handler | undefined {
-    const fallback = this.host.fallback;
-    if (!fallback || request.method !== 'tools/call' || carriesSepRelatedTask(request.params)) return undefined;
-    const client = this.fallbackClient(request, modern);
-    if (!client || !fallback.claims(request, (name) => this.host.policyFor(name))) return undefined;
-    return (r, ctx) => fallback.handle(r, ctx, client);
-  }
-
-  private routeCore(request: JsonRpcRequest): Handler | undefined {
-    const core = this.host.core;
-    if (request.method === 'tools/call' && core.claimsToolsCall(request, (name) => this.host.policyFor(name))) {
-      return (r, ctx) => core.toolsCall(r, ctx);
+    for (const dialect of this.host.dialects) {
+      const claim = dialect.claim(message, session);
+      if (claim) return this.answer(message, session.caller, claim);
     }
-    if (CORE_METHODS.has(request.method)) return (r, ctx) => core.tasksMethod(r, ctx);
-    return undefined;
+    const forwarded = this.host.dialects.reduce(
+      (request, dialect) => dialect.forward?.(request, session) ?? request,
+      message,
+    );
+    this.onmessage?.(forwarded, extra);
   }
 
-  /**
-   * 2026-07-28 requests: the extension's methods and server-directed task creation. `tasks/result` and `tasks/list`
-   * do not exist on this wire; they reach the SDK server, which answers -32601.
-   */
-  private routeModern(request: JsonRpcRequest): Handler | undefined {
-    const ext = this.host.ext;
-    if (request.method === 'tools/call' && ext.claimsToolsCall(request, (name) => this.host.policyFor(name))) {
-      return (r, ctx) => ext.toolsCall(r, ctx);
-    }
-    if (EXT_METHODS.has(request.method)) return (r, ctx) => ext.tasksMethod(r, ctx);
-    const held = this.host.heldCalls;
-    if (request.method === 'tools/call' && held.claims(request, (name) => this.host.policyFor(name))) {
-      return Object.assign((r: JsonRpcRequest, ctx: DialectContext) => held.toolsCall(r, ctx), {
-        plainCall: true as const,
-      });
-    }
-    return undefined;
+  /** The request's era and caller, and a live view of what the session has settled so far. */
+  private sessionFor(request: JsonRpcRequest, extra: MessageExtraLike | undefined): SessionView {
+    const { session, inner } = this;
+    return {
+      modern: isModern(request, extra),
+      caller: this.callerFor(extra),
+      get negotiatedVersion() {
+        return session.negotiatedVersion;
+      },
+      get clientCapabilities() {
+        return session.clientCapabilities;
+      },
+      get longLived() {
+        return isLongLived(inner);
+      },
+      policyFor: (name) => this.host.policyFor(name),
+    };
   }
 
-  private answer(request: JsonRpcRequest, extra: MessageExtraLike | undefined, handler: Handler): void {
+  /** Answers a claimed request; whatever the dialect throws is mapped to a JSON-RPC error here, and only here. */
+  private answer(request: JsonRpcRequest, caller: Caller, claim: Claim): void {
     const controller = new AbortController();
     this.handling.set(request.id, controller);
     const reply = (response: JsonRpcResponse) =>
@@ -282,18 +211,18 @@ export class TaskConnection implements TransportLike {
         ? undefined
         : this.inner.send(response, { relatedRequestId: request.id });
     const kind = rateClassOf(request.method);
-    const taskId = isObject(request.params) ? request.params['taskId'] : undefined;
+    const param = isObject(request.params) ? request.params['taskId'] : undefined;
+    const taskId = typeof param === 'string' ? param : undefined;
     const run = async (): Promise<DialectAnswer> => {
-      const ctx = this.contextFor(request, extra, controller.signal);
-      if (!handler.plainCall) this.host.checkRate(ctx.caller, kind, typeof taskId === 'string' ? taskId : undefined);
-      const answer = await handler(request, ctx);
-      const interval = kind === 'poll' && 'result' in answer ? advertisedInterval(answer.result) : undefined;
-      if (interval !== undefined && typeof taskId === 'string')
-        this.host.advertisedPollInterval(ctx.caller, taskId, interval);
-      return answer;
+      const ctx = this.contextFor(request, caller, controller.signal, (interval) => {
+        if (kind === 'poll' && interval !== undefined && taskId !== undefined)
+          this.host.advertisedPollInterval(caller, taskId, interval);
+      });
+      if (!claim.plainCall) this.host.checkRate(caller, kind, taskId);
+      return claim.answer(request, ctx);
     };
     run()
-      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error, operationOf(request.method)) }))
+      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error, claim.operation) }))
       .then((answer) =>
         'noResponse' in answer ? undefined : reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse),
       )
@@ -303,19 +232,21 @@ export class TaskConnection implements TransportLike {
 
   private contextFor(
     request: JsonRpcRequest,
-    extra: MessageExtraLike | undefined,
+    caller: Caller,
     signal: AbortSignal,
+    advertisePollInterval: DialectContext['advertisePollInterval'],
   ): DialectContext {
     return {
       engine: this.host.engine,
-      caller: this.callerFor(extra),
+      caller,
       policyFor: (name) => this.host.policyFor(name),
       defaultPollIntervalMs: this.host.defaultPollIntervalMs,
       signal,
       connectionId: this.id,
-      clientCapabilities: this.clientCapabilities,
+      clientCapabilities: this.session.clientCapabilities,
       inFlightInputs: this.inFlightInputs,
-      onTaskCreated: (taskId) => this.follow(taskId),
+      onTaskCreated: (record) => this.follow(record),
+      advertisePollInterval,
       outbound: {
         relatedRequest: (message) => this.inner.send(message, { relatedRequestId: request.id }),
         relatedNotification: (message) => this.notify(message, request.id),
@@ -359,97 +290,47 @@ export class TaskConnection implements TransportLike {
     // An error answer ends the request too: its entry goes, or every failed request would leave one behind.
     this.tracked.delete(message.id);
     if (!('result' in message)) return message;
-    if (tracked.method === 'server/discover') {
-      // The extension is advertised on the 2026-07-28 wire, the legacy `tasks` capability never (TASKS-SPEC §3.7).
-      const capabilities = isObject(message.result['capabilities']) ? message.result['capabilities'] : {};
-      const { tasks: _legacy, ...rest } = capabilities;
-      const extensions = isObject(rest['extensions']) ? rest['extensions'] : {};
-      return {
-        ...message,
-        result: { ...message.result, capabilities: { ...rest, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } },
-      };
+    if (tracked.initialize) {
+      const version = message.result['protocolVersion'];
+      this.session.negotiatedVersion = typeof version === 'string' ? version : undefined;
     }
-    if (tracked.method === 'initialize') {
-      this.negotiatedVersion =
-        typeof message.result['protocolVersion'] === 'string' ? message.result['protocolVersion'] : undefined;
-      if (this.negotiatedVersion !== CORE_PROTOCOL_VERSION) return message;
-      const capabilities = isObject(message.result['capabilities']) ? message.result['capabilities'] : {};
-      // spec R1 R66
-      return {
-        ...message,
-        result: {
-          ...message.result,
-          capabilities: { ...capabilities, tasks: coreCapabilities(tracked.caller.listable) },
-        },
-      };
-    }
-    const listed =
-      tracked.fallback && this.host.fallback
-        ? { ...message, result: withFallbackTools(message.result, this.host.fallback, tracked.fallback) }
-        : message;
-    // `execution.taskSupport` exists only in 2025-11-25; the extension removed it.
-    if (tracked.modern || (this.negotiatedVersion !== undefined && this.negotiatedVersion !== CORE_PROTOCOL_VERSION))
-      return listed;
-    return { ...listed, result: withTaskSupport(listed.result, (name) => this.host.policyFor(name)?.taskSupport) };
+    if (tracked.decorations.length === 0) return message;
+    return { ...message, result: tracked.decorations.reduce((result, decorate) => decorate(result), message.result) };
   }
 
   // ---- following tasks -------------------------------------------------------------------------------------------
 
-  /** spec R42: `notifications/tasks/status` on every status change of a task this connection created. */
-  private follow(taskId: string): void {
+  /** spec R42: the host's status push for every task this connection created, until it ends or the connection does. */
+  private follow(record: TaskRecord): void {
     if (!this.longLived || this.closed) return;
-    let lastStatus: string | undefined = 'working';
-    const stop = this.host.engine.observe(taskId, (record) => {
-      if (!record) return this.unfollow(taskId);
-      if (record.status !== lastStatus) {
-        lastStatus = record.status;
-        // spec R44: no related-task _meta on the status notification.
-        void this.notify({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: { ...toCoreTask(record) } });
-      }
-      if (isTerminal(record.status)) this.unfollow(taskId);
-    });
+    const { taskId } = record;
+    const push = this.host.statusPush;
+    const stop = pushTaskChanges(
+      this.host.engine,
+      taskId,
+      push,
+      (method, params) => void this.notify({ jsonrpc: '2.0', method, params }),
+      { lastKey: push.key(record), onEnd: () => this.following.delete(taskId) },
+    );
     this.following.set(taskId, stop);
-  }
-
-  private unfollow(taskId: string): void {
-    this.following.get(taskId)?.();
-    this.following.delete(taskId);
   }
 
   private handleClose(): void {
     if (this.closed) return;
     this.closed = true;
     for (const controller of this.handling.values()) controller.abort(new Error('connection closed'));
-    for (const taskId of [...this.following.keys()]) this.unfollow(taskId);
+    for (const stop of this.following.values()) stop();
+    this.following.clear();
     this.host.unregister(this);
     this.onclose?.();
   }
 }
 
-/** The legacy `params.task` must be ignored on the 2026-07-28 wire, so it never reaches the SDK server there. */
-function withoutLegacyTask(request: JsonRpcRequest): JsonRpcRequest {
-  if (request.method !== 'tools/call' || !isObject(request.params) || !('task' in request.params)) return request;
-  const { task: _task, ...params } = request.params;
-  return { ...request, params };
+/** Streamable HTTP transports answer one request per exchange when they have no session. */
+function isLongLived(transport: TransportLike): boolean {
+  const methods = transport as unknown as Record<string, unknown>;
+  return (
+    transport.sessionId !== undefined ||
+    (typeof methods['handleRequest'] !== 'function' && typeof methods['handleMessage'] !== 'function')
+  );
 }
-
-/** The pollInterval an answer to tasks/get advertised, under each generation's name for it. */
-function advertisedInterval(result: unknown): number | undefined {
-  if (!isObject(result)) return undefined;
-  const value = result['pollInterval'] ?? result['pollIntervalMs'] ?? result['pollFrequency'];
-  return typeof value === 'number' ? value : undefined;
-}
-
-/** What a refused request was trying to do, so the error reads right (a rate refusal of a creation, say). */
-function operationOf(method: string): TaskOperation {
-  const operation = OPERATIONS[method];
-  if (operation) return operation;
-  return method.startsWith('tasks/') ? 'retrieve' : 'create';
-}
-
-const OPERATIONS: Record<string, TaskOperation> = {
-  'tasks/cancel': 'cancel',
-  'tasks/update': 'update',
-  'tasks/delete': 'delete',
-  'tasks/list': 'list',
-};

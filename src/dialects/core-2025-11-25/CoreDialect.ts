@@ -1,34 +1,78 @@
 import { isTerminal, type TaskRecord } from '../../engine/index.js';
-import {
-  ErrorCodes,
-  RpcError,
-  isObject,
-  paramsOf,
-  toJsonRpcError,
-  type JsonRpcRequest,
-  type TaskOperation,
-} from '../../rpc/index.js';
+import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest, type TaskOperation } from '../../rpc/index.js';
 import {
   answerError,
   deliverInputs,
   listPage,
   ownedBy,
   requireTaskId,
+  type Claim,
   type DialectAnswer,
   type DialectContext,
+  type Decoration,
+  type ServerDialect,
+  type SessionView,
+  type TaskPushView,
 } from '../shared/index.js';
-import { CORE_DIALECT, RELATED_TASK_META, toCoreTask } from './wireTask.js';
+import { coreCapabilities, withTaskSupport } from './coreCapabilities.js';
+import { CORE_DIALECT, CORE_PROTOCOL_VERSION, RELATED_TASK_META, toCoreTask } from './wireTask.js';
 
 const CANCELLED_RESULT_TEXT = 'The task was cancelled before it produced a result.';
 
 /** The methods this dialect answers, besides task-augmented `tools/call`. */
 export const CORE_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel'] as const;
 
+type TaskMethod = (typeof CORE_TASK_METHODS)[number];
+
+/** What each task method does, for the error a failure maps to. */
+const OPERATIONS: Record<TaskMethod, TaskOperation> = {
+  'tasks/get': 'retrieve',
+  'tasks/result': 'retrieve',
+  'tasks/list': 'list',
+  'tasks/cancel': 'cancel',
+};
+
 /**
  * 2025-11-25 tasks (TASKS-SPEC §1): the requestor augments `tools/call` with `params.task`, the receiver answers with
  * `CreateTaskResult` at once and serves `tasks/get|result|list|cancel`.
  */
-export class CoreDialect {
+export class CoreDialect implements ServerDialect {
+  /** spec R42 R44: `notifications/tasks/status` on each status change, without related-task _meta. */
+  readonly statusPush: TaskPushView = {
+    method: 'notifications/tasks/status',
+    key: (record) => record.status,
+    params: (record) => ({ ...toCoreTask(record) }),
+  };
+
+  /** 2025-era requests only; SEP-1686 claims its own before this dialect is asked (docs/generations.md). */
+  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    if (session.modern) return undefined;
+    if (request.method === 'tools/call') {
+      if (!this.claimsToolsCall(request, session.policyFor)) return undefined;
+      return { operation: 'create', answer: (r, ctx) => this.toolsCall(r, ctx) };
+    }
+    if (!isTaskMethod(request.method)) return undefined;
+    return { operation: OPERATIONS[request.method], answer: (r, ctx) => this.tasksMethod(r, ctx) };
+  }
+
+  decorate(request: JsonRpcRequest, session: SessionView): Decoration | undefined {
+    if (request.method === 'initialize') {
+      return (result) => {
+        if (result['protocolVersion'] !== CORE_PROTOCOL_VERSION) return result;
+        const capabilities = isObject(result['capabilities']) ? result['capabilities'] : {};
+        // spec R1 R66
+        return { ...result, capabilities: { ...capabilities, tasks: coreCapabilities(session.caller.listable) } };
+      };
+    }
+    if (request.method !== 'tools/list') return undefined;
+    return (result) => {
+      // `execution.taskSupport` exists only in 2025-11-25; the extension removed it.
+      const negotiated = session.negotiatedVersion;
+      if (session.modern || (negotiated !== undefined && negotiated !== CORE_PROTOCOL_VERSION)) return result;
+      return withTaskSupport(result, (name) => session.policyFor(name)?.taskSupport);
+    };
+  }
+
   /**
    * Whether this dialect answers a `tools/call` itself: one that asks for a task, or a plain call to a tool that only
    * runs as a task. Everything else is served by the SDK server as usual.
@@ -71,54 +115,45 @@ export class CoreDialect {
     const { task: _task, ...callParams } = params;
     const meta = isObject(params['_meta']) ? params['_meta'] : undefined;
     const progressToken = meta?.['progressToken'];
-    try {
-      const { task: record } = await ctx.engine.create({
-        ...ownedBy(ctx.caller),
-        request: { method: 'tools/call', params: callParams },
-        dialect: CORE_DIALECT,
-        ...(requestedTtl !== undefined && { retention: { kind: 'ttl' as const, ttlMs: requestedTtl } }),
-        pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
-        toolErrorStatus: 'failed',
-        retrySafe: policy?.retrySafe ?? false,
-        ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
-        meta: {
-          connectionId: ctx.connectionId,
-          toolName: name,
-          clientCapabilities: ctx.clientCapabilities ?? {},
-          inputStyle: policy?.inputStyle ?? 'requests',
-        },
-      });
-      ctx.onTaskCreated(record.taskId);
-      // spec R11 R15: answered once durable, status `working`.
-      return { result: { task: toCoreTask(record) } };
-    } catch (error) {
-      return { error: toJsonRpcError(error, 'create') };
-    }
+    const { task: record } = await ctx.engine.create({
+      ...ownedBy(ctx.caller),
+      request: { method: 'tools/call', params: callParams },
+      dialect: CORE_DIALECT,
+      ...(requestedTtl !== undefined && { retention: { kind: 'ttl' as const, ttlMs: requestedTtl } }),
+      pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
+      toolErrorStatus: 'failed',
+      retrySafe: policy?.retrySafe ?? false,
+      ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
+      meta: {
+        connectionId: ctx.connectionId,
+        toolName: name,
+        clientCapabilities: ctx.clientCapabilities ?? {},
+        inputStyle: policy?.inputStyle ?? 'requests',
+      },
+    });
+    ctx.onTaskCreated(record);
+    // spec R11 R15: answered once durable, status `working`.
+    return { result: { task: toCoreTask(record) } };
   }
 
   /** Answers `tasks/get`, `tasks/result`, `tasks/list` or `tasks/cancel`. */
-  async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
-    const operation: TaskOperation =
-      request.method === 'tasks/cancel' ? 'cancel' : request.method === 'tasks/list' ? 'list' : 'retrieve';
-    try {
-      const params = paramsOf(request);
-      if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
-      switch (request.method) {
-        case 'tasks/get':
-          // spec R57 R41: unknown ids are -32602; no related-task _meta on the result.
-          return { result: { ...toCoreTask(await ctx.engine.get(ctx.caller.scope, requireTaskId(params))) } };
-        case 'tasks/cancel':
-          // spec R49 R50: terminal tasks are refused; the answer is already `cancelled`.
-          return { result: { ...toCoreTask(await ctx.engine.cancel(ctx.caller.scope, requireTaskId(params))) } };
-        case 'tasks/list':
-          return await this.list(params, ctx);
-        case 'tasks/result':
-          return await this.result(requireTaskId(params), ctx);
-        default:
-          return answerError(ErrorCodes.METHOD_NOT_FOUND, 'Method not found');
+  private async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request);
+    if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
+    switch (request.method as TaskMethod) {
+      case 'tasks/get': {
+        // spec R57 R41: unknown ids are -32602; no related-task _meta on the result.
+        const record = await ctx.engine.get(ctx.caller.scope, requireTaskId(params));
+        ctx.advertisePollInterval(record.pollIntervalMs);
+        return { result: { ...toCoreTask(record) } };
       }
-    } catch (error) {
-      return { error: toJsonRpcError(error, operation) };
+      case 'tasks/cancel':
+        // spec R49 R50: terminal tasks are refused; the answer is already `cancelled`.
+        return { result: { ...toCoreTask(await ctx.engine.cancel(ctx.caller.scope, requireTaskId(params))) } };
+      case 'tasks/list':
+        return this.list(params, ctx);
+      case 'tasks/result':
+        return this.result(requireTaskId(params), ctx);
     }
   }
 
@@ -152,6 +187,10 @@ export class CoreDialect {
     }
     return outcomeAnswer(record);
   }
+}
+
+function isTaskMethod(method: string): method is TaskMethod {
+  return Object.hasOwn(OPERATIONS, method);
 }
 
 /** What `tasks/result` returns for a terminal task: exactly the stored result or JSON-RPC error. */

@@ -1,14 +1,16 @@
 import { isTerminal, TaskTerminalError, type TaskRecord } from '../../engine/index.js';
+import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest, type TaskOperation } from '../../rpc/index.js';
 import {
-  ErrorCodes,
-  RpcError,
-  isObject,
-  paramsOf,
-  toJsonRpcError,
-  type JsonRpcRequest,
-  type TaskOperation,
-} from '../../rpc/index.js';
-import { answerError, ownedBy, requireTaskId, type DialectAnswer, type DialectContext } from '../shared/index.js';
+  answerError,
+  ownedBy,
+  requireTaskId,
+  type Claim,
+  type DialectAnswer,
+  type DialectContext,
+  type Decoration,
+  type ServerDialect,
+  type SessionView,
+} from '../shared/index.js';
 import {
   declaresTasksExtension,
   envelopeCapabilities,
@@ -24,6 +26,15 @@ const DEFAULT_SYNC_WINDOW_MS = 250;
 /** The methods the extension defines on the 2026-07-28 wire (tasks/result and tasks/list are gone: -32601). */
 export const EXT_TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
 
+type TaskMethod = (typeof EXT_TASK_METHODS)[number];
+
+/** What each task method does, for the error a failure maps to. */
+const OPERATIONS: Record<TaskMethod, TaskOperation> = {
+  'tasks/get': 'retrieve',
+  'tasks/update': 'update',
+  'tasks/cancel': 'cancel',
+};
+
 /** spec E14: -32021 with the capability the request lacked. */
 function missingCapability(): DialectAnswer {
   return answerError(ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', {
@@ -35,7 +46,40 @@ function missingCapability(): DialectAnswer {
  * The 2026 tasks extension `io.modelcontextprotocol/tasks` (SEP-2663, TASKS-SPEC §3): the server decides per request
  * whether a `tools/call` becomes a task; results are inlined in `tasks/get`; input is answered with `tasks/update`.
  */
-export class ExtDialect {
+export class ExtDialect implements ServerDialect {
+  /**
+   * 2026-07-28 requests: the extension's methods and server-directed task creation. `tasks/result` and `tasks/list`
+   * do not exist on this wire; they reach the SDK server, which answers -32601.
+   */
+  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    if (!session.modern) return undefined;
+    if (request.method === 'tools/call') {
+      if (!this.claimsToolsCall(request, session.policyFor)) return undefined;
+      return { operation: 'create', answer: (r, ctx) => this.toolsCall(r, ctx) };
+    }
+    if (!Object.hasOwn(OPERATIONS, request.method)) return undefined;
+    return { operation: OPERATIONS[request.method as TaskMethod], answer: (r, ctx) => this.tasksMethod(r, ctx) };
+  }
+
+  /** The extension is advertised on the 2026-07-28 wire, the legacy `tasks` capability never (TASKS-SPEC §3.7). */
+  decorate(request: JsonRpcRequest): Decoration | undefined {
+    if (request.method !== 'server/discover') return undefined;
+    return (result) => {
+      const capabilities = isObject(result['capabilities']) ? result['capabilities'] : {};
+      const { tasks: _legacy, ...rest } = capabilities;
+      const extensions = isObject(rest['extensions']) ? rest['extensions'] : {};
+      return { ...result, capabilities: { ...rest, extensions: { ...extensions, [TASKS_EXTENSION]: {} } } };
+    };
+  }
+
+  /** The legacy `params.task` must be ignored on the 2026-07-28 wire, so it never reaches the SDK server there. */
+  forward(request: JsonRpcRequest, session: SessionView): JsonRpcRequest {
+    if (!session.modern || request.method !== 'tools/call' || !isObject(request.params)) return request;
+    if (!('task' in request.params)) return request;
+    const { task: _task, ...params } = request.params;
+    return { ...request, params };
+  }
+
   /**
    * Whether this dialect answers a 2026-07-28 `tools/call`: a declaring client calling a tool that may run as a task,
    * or a non-declaring client calling one that can only run as a task (refused). Other calls run synchronously.
@@ -57,38 +101,33 @@ export class ExtDialect {
     // The legacy `task` param is ignored on this wire; multi-round-trip answers go to the tool's first run.
     const { task: _legacyTask, inputResponses, requestState, ...callParams } = params;
     const multiRoundTrip = policy?.inputStyle === 'multiRoundTrip';
-    let record: TaskRecord;
-    try {
-      ({ task: record } = await ctx.engine.create({
-        ...ownedBy(ctx.caller),
-        request: { method: 'tools/call', params: callParams },
-        dialect: EXT_DIALECT,
-        ...(policy?.ttlMs !== undefined && { retention: { kind: 'ttl' as const, ttlMs: policy.ttlMs } }),
-        pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
-        // spec E15: a tool result with isError is `completed` on this wire.
-        toolErrorStatus: 'completed',
-        retrySafe: policy?.retrySafe ?? false,
-        meta: {
-          connectionId: ctx.connectionId,
-          toolName: name,
-          clientCapabilities: envelopeCapabilities(params),
-          inputStyle: policy?.inputStyle ?? 'requests',
-          ...(multiRoundTrip && {
-            mrtr: {
-              ...(isObject(inputResponses) && { responses: inputResponses }),
-              ...(typeof requestState === 'string' && { requestState }),
-            },
-          }),
-        },
-      }));
-    } catch (error) {
-      return { error: toJsonRpcError(error, 'create') };
-    }
+    const { task: record } = await ctx.engine.create({
+      ...ownedBy(ctx.caller),
+      request: { method: 'tools/call', params: callParams },
+      dialect: EXT_DIALECT,
+      ...(policy?.ttlMs !== undefined && { retention: { kind: 'ttl' as const, ttlMs: policy.ttlMs } }),
+      pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
+      // spec E15: a tool result with isError is `completed` on this wire.
+      toolErrorStatus: 'completed',
+      retrySafe: policy?.retrySafe ?? false,
+      meta: {
+        connectionId: ctx.connectionId,
+        toolName: name,
+        clientCapabilities: envelopeCapabilities(params),
+        inputStyle: policy?.inputStyle ?? 'requests',
+        ...(multiRoundTrip && {
+          mrtr: {
+            ...(isObject(inputResponses) && { responses: inputResponses }),
+            ...(typeof requestState === 'string' && { requestState }),
+          },
+        }),
+      },
+    });
     if (multiRoundTrip) {
       const early = await this.settleEarly(record, policy?.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS, ctx);
       if (early) return early;
     }
-    ctx.onTaskCreated(record.taskId);
+    ctx.onTaskCreated(record);
     // spec E3 E4: the flat CreateTaskResult, answered once the task is durable.
     return { result: { ...toExtTask(record), resultType: 'task' } };
   }
@@ -141,27 +180,22 @@ export class ExtDialect {
   }
 
   /** Answers `tasks/get`, `tasks/update` or `tasks/cancel` on the 2026-07-28 wire. */
-  async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+  private async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
     const params = paramsOf(request);
     // spec E14: a client that does not declare the extension on this request gets -32021.
     if (!declaresTasksExtension(params)) return missingCapability();
-    const operation: TaskOperation =
-      request.method === 'tasks/cancel' ? 'cancel' : request.method === 'tasks/update' ? 'update' : 'retrieve';
-    try {
-      const taskId = requireTaskId(params);
-      switch (request.method) {
-        case 'tasks/get':
-          // spec E8: the status-matching variant; spec E14: unknown ids are -32602.
-          return { result: { ...toDetailedTask(await ctx.engine.get(ctx.caller.scope, taskId)), ...COMPLETE } };
-        case 'tasks/update':
-          return await this.update(taskId, params as Record<string, unknown>, ctx);
-        case 'tasks/cancel':
-          return await this.cancel(taskId, ctx);
-        default:
-          return answerError(ErrorCodes.METHOD_NOT_FOUND, 'Method not found');
+    const taskId = requireTaskId(params);
+    switch (request.method as TaskMethod) {
+      case 'tasks/get': {
+        // spec E8: the status-matching variant; spec E14: unknown ids are -32602.
+        const record = await ctx.engine.get(ctx.caller.scope, taskId);
+        ctx.advertisePollInterval(record.pollIntervalMs);
+        return { result: { ...toDetailedTask(record), ...COMPLETE } };
       }
-    } catch (error) {
-      return { error: toJsonRpcError(error, operation) };
+      case 'tasks/update':
+        return this.update(taskId, params as Record<string, unknown>, ctx);
+      case 'tasks/cancel':
+        return this.cancel(taskId, ctx);
     }
   }
 

@@ -1,13 +1,5 @@
 import { isTerminal, TaskConflictError, TaskTerminalError, type TaskRecord } from '../../engine/index.js';
-import {
-  ErrorCodes,
-  RpcError,
-  isObject,
-  paramsOf,
-  toJsonRpcError,
-  type JsonRpcRequest,
-  type TaskOperation,
-} from '../../rpc/index.js';
+import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest, type TaskOperation } from '../../rpc/index.js';
 import {
   answerError,
   deliverInputs,
@@ -16,10 +8,14 @@ import {
   RequestCancelled,
   requireTaskId,
   type Caller,
+  type Claim,
   type DialectAnswer,
   type DialectContext,
+  type ServerDialect,
+  type SessionView,
 } from '../shared/index.js';
 import {
+  carriesSepRelatedTask,
   relatedMeta,
   SEP_DIALECT,
   SEP_RELATED_TASK_META,
@@ -32,6 +28,19 @@ import {
 /** The task methods of the proposal (cancellation is `notifications/cancelled` for the original request). */
 export const SEP_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/delete'] as const;
 
+type TaskMethod = (typeof SEP_TASK_METHODS)[number];
+
+/** What each task method does, for the error a failure maps to. */
+const OPERATIONS: Record<TaskMethod, TaskOperation> = {
+  'tasks/get': 'retrieve',
+  'tasks/result': 'retrieve',
+  'tasks/list': 'list',
+  'tasks/delete': 'delete',
+};
+
+/** Core tasks, and with them the 2025-11-25 spelling of the task methods, begin with this protocol version. */
+const CORE_PROTOCOL_VERSION = '2025-11-25';
+
 export interface SepOptions {
   /** Request types besides `tools/call` that may carry a task (the proposal names `resources/read`, `prompts/get`). */
   requests: ReadonlySet<string>;
@@ -42,8 +51,19 @@ export interface SepOptions {
  * normal response, and the task is a side channel for polling and late retrieval — with retry-safe creation: a
  * second request with the same id learns that the task exists instead of starting the work twice.
  */
-export class SepDialect {
+export class SepDialect implements ServerDialect {
   constructor(private readonly options: SepOptions) {}
+
+  /** 2025-era requests that name a SEP-1686 task, and the proposal's task methods (docs/generations.md). */
+  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    if (session.modern) return undefined;
+    if (this.claimsRequest(request, session.caller, session.policyFor)) {
+      return { operation: 'create', answer: (r, ctx) => this.createTask(r, ctx) };
+    }
+    if (!Object.hasOwn(OPERATIONS, request.method)) return undefined;
+    if (request.method !== 'tasks/delete' && !speaksSep1686(request, session)) return undefined;
+    return { operation: OPERATIONS[request.method as TaskMethod], answer: (r, ctx) => this.tasksMethod(r, ctx) };
+  }
 
   /**
    * Whether a request asks for a SEP-1686 task this receiver supports. Others are served normally with the task
@@ -127,7 +147,7 @@ export class SepDialect {
       record = created.task;
     } catch (error) {
       if (error instanceof TaskConflictError) return taskIdExists(clientTaskId);
-      return { error: toJsonRpcError(error, 'create') };
+      throw error;
     }
     // spec 3.4: announced once durable, before the response, on the request's own stream.
     await ctx.outbound.relatedNotification({
@@ -169,44 +189,37 @@ export class SepDialect {
   }
 
   /** Answers `tasks/get`, `tasks/result`, `tasks/list` or `tasks/delete` in the proposal's terms. */
-  async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
-    const operation: TaskOperation =
-      request.method === 'tasks/delete' ? 'delete' : request.method === 'tasks/list' ? 'list' : 'retrieve';
-    try {
-      const params = paramsOf(request);
-      if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
-      if (request.method === 'tasks/list') return await this.list(params, ctx);
-      const clientTaskId = requireTaskId(params);
-      // Client-chosen ids are guessable: they are only ever resolved within the caller's own tasks.
-      const record = await ctx.engine.getByIdempotencyKey(ctx.caller.owner, clientTaskId);
-      const related = { _meta: relatedMeta(clientTaskId) };
-      switch (request.method) {
-        case 'tasks/get':
-          return { result: { ...toSepTask(record), ...related } };
-        case 'tasks/result':
-          // spec 4.6, 7.1: results exist only for completed tasks.
-          if (record.status !== 'completed' || record.outcome?.kind !== 'result') {
-            return answerError(
-              ErrorCodes.INVALID_PARAMS,
-              `Cannot retrieve result: Task status is '${sepStatus(record)}', not 'completed'`,
-            );
-          }
-          return { result: withRelated(record.outcome.result, clientTaskId) };
-        case 'tasks/delete':
-          // spec 4.10: accepted for terminal tasks; running work is not deleted behind its requestor's back.
-          if (!isTerminal(record.status)) {
-            return answerError(
-              ErrorCodes.INVALID_PARAMS,
-              `Cannot delete task: Task status is '${sepStatus(record)}'; cancel it first (notifications/cancelled) or wait for it to finish`,
-            );
-          }
-          await ctx.engine.delete(ctx.caller.owner, record.taskId);
-          return { result: related };
-        default:
-          return answerError(ErrorCodes.METHOD_NOT_FOUND, 'Method not found');
-      }
-    } catch (error) {
-      return { error: toJsonRpcError(error, operation) };
+  private async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request);
+    if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
+    if (request.method === 'tasks/list') return this.list(params, ctx);
+    const clientTaskId = requireTaskId(params);
+    // Client-chosen ids are guessable: they are only ever resolved within the caller's own tasks.
+    const record = await ctx.engine.getByIdempotencyKey(ctx.caller.owner, clientTaskId);
+    const related = { _meta: relatedMeta(clientTaskId) };
+    switch (request.method as Exclude<TaskMethod, 'tasks/list'>) {
+      case 'tasks/get':
+        ctx.advertisePollInterval(record.pollIntervalMs);
+        return { result: { ...toSepTask(record), ...related } };
+      case 'tasks/result':
+        // spec 4.6, 7.1: results exist only for completed tasks.
+        if (record.status !== 'completed' || record.outcome?.kind !== 'result') {
+          return answerError(
+            ErrorCodes.INVALID_PARAMS,
+            `Cannot retrieve result: Task status is '${sepStatus(record)}', not 'completed'`,
+          );
+        }
+        return { result: withRelated(record.outcome.result, clientTaskId) };
+      case 'tasks/delete':
+        // spec 4.10: accepted for terminal tasks; running work is not deleted behind its requestor's back.
+        if (!isTerminal(record.status)) {
+          return answerError(
+            ErrorCodes.INVALID_PARAMS,
+            `Cannot delete task: Task status is '${sepStatus(record)}'; cancel it first (notifications/cancelled) or wait for it to finish`,
+          );
+        }
+        await ctx.engine.delete(ctx.caller.owner, record.taskId);
+        return { result: related };
     }
   }
 
@@ -214,6 +227,15 @@ export class SepDialect {
     // spec 4.9: every task the caller can get is listed.
     return listPage(params, ctx, toSepTask);
   }
+}
+
+/**
+ * SEP-1686 task requests carry its related-task key (spec 4.7); on a connection that negotiated a protocol older
+ * than 2025-11-25, where core tasks do not exist, every task request is SEP-1686.
+ */
+function speaksSep1686(request: JsonRpcRequest, session: SessionView): boolean {
+  if (carriesSepRelatedTask(isObject(request.params) ? request.params : undefined)) return true;
+  return session.negotiatedVersion !== undefined && session.negotiatedVersion < CORE_PROTOCOL_VERSION;
 }
 
 function taskIdExists(taskId: string): DialectAnswer {

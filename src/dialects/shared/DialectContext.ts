@@ -1,4 +1,4 @@
-import type { OwnerScope, TaskEngine } from '../../engine/index.js';
+import type { OwnerScope, TaskEngine, TaskRecord } from '../../engine/index.js';
 import type { JsonRpcNotification, JsonRpcRequest } from '../../rpc/index.js';
 
 /** Who is calling, as far as task ownership goes. */
@@ -66,6 +66,8 @@ export interface DialectContext {
   clientCapabilities: Record<string, unknown> | undefined;
   /** Input requests already on their way on this connection (`taskId:key`), so they go out once. */
   inFlightInputs: Set<string>;
-  /** Called with each task the request created, so the connection can follow it. */
-  onTaskCreated(taskId: string): void;
+  /** Called with each task the request created, as its requestor was shown it, so the connection can follow it. */
+  onTaskCreated(record: TaskRecord): void;
+  /** Tells the rate limit the poll interval a `tasks/get` answer suggested for the request's task (spec R69). */
+  advertisePollInterval(pollIntervalMs: number | undefined): void;
 }

@@ -1,0 +1,45 @@
+import { isTerminal, type TaskEngine, type TaskRecord } from '../../engine/index.js';
+
+/** What a generation pushes about a task, and what counts as a change worth pushing. */
+export interface TaskPushView {
+  /** The notification's method (`notifications/tasks/status`, `notifications/tasks`). */
+  readonly method: string;
+  /** A push happens when this changes (the status alone, or the whole view). */
+  key(record: TaskRecord): string;
+  params(record: TaskRecord): Record<string, unknown>;
+}
+
+/**
+ * The one status push: sends a task's view to one subscriber each time its key changes, until the task ends (its
+ * terminal view is the last push) or is gone; then `onEnd` runs. `lastKey` is what the subscriber has already seen.
+ * Returns the function that stops it early.
+ */
+export function pushTaskChanges(
+  engine: Pick<TaskEngine, 'observe'>,
+  taskId: string,
+  view: TaskPushView,
+  send: (method: string, params: Record<string, unknown>) => void,
+  options: { lastKey?: string; onEnd?: () => void } = {},
+): () => void {
+  let lastKey = options.lastKey;
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    stop();
+    options.onEnd?.();
+  };
+  const stop = engine.observe(taskId, (record) => {
+    if (!record) return end();
+    const key = view.key(record);
+    if (key !== lastKey) {
+      lastKey = key;
+      send(view.method, view.params(record));
+    }
+    if (isTerminal(record.status)) end();
+  });
+  return () => {
+    ended = true;
+    stop();
+  };
+}
