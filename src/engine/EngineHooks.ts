@@ -1,0 +1,16 @@
+import type { TaskRecord } from './TaskRecord.js';
+
+/** Where the engine logs (pino-shaped: fields first). */
+export interface EngineLogger {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
+
+/** What happened to a task, for metrics and audit hooks. */
+export type TaskLifecycleEvent =
+  | { type: 'created' | 'deleted'; task: TaskRecord }
+  | { type: 'finished'; task: TaskRecord }
+  | { type: 'recovered'; task: TaskRecord; action: 'rerun' | 'fail' };

@@ -1,0 +1,107 @@
+import { jsonBytes } from './jsonBytes.js';
+import { nestsDeeperThan } from './jsonDepth.js';
+import { TaskLimitError, TaskTooDeepError, TaskTooLargeError } from './TaskError.js';
+import type { RetentionPolicy, RetentionRequest, TaskOutcome } from './TaskRecord.js';
+import type { OwnerLimitKind } from './TaskStore.js';
+import { DEFAULT_TIMELINE_MAX_ENTRIES } from './TaskTimeline.js';
+
+/** Documented limits and their defaults (see docs/limits.md). */
+export interface EngineLimits {
+  /** Cap on any requested retention; `null` for no cap. Default 7 days. */
+  maxTtlMs: number | null;
+  /** Retention when the requestor asks for none. Default 24 hours. */
+  defaultTtlMs: number;
+  /** Smallest retention granted. Default 1 second. */
+  minTtlMs: number;
+  /** Non-terminal tasks one owner may hold at once, enforced atomically by the store. Default 100. */
+  maxActivePerOwner: number;
+  /** Stored tasks (finished ones included) one owner may hold, enforced atomically by the store. Default 10,000. */
+  maxStoredPerOwner: number;
+  /** Page size of list. Default 50. */
+  listPageSize: number;
+  /**
+   * Size cap (UTF-8 JSON bytes) of what a creation stores from the requestor: the request's params and the dialect's
+   * data about it (capabilities, answers sent along). Also caps each input answer. `null`: no cap. Default 1 MiB.
+   */
+  maxArgumentsBytes: number | null;
+  /** Size cap of a stored outcome (result or error); a larger one fails the task instead. `null`: no cap. Default 4 MiB. */
+  maxResultBytes: number | null;
+  /** Deepest nesting of arrays/objects accepted in a task's request params and in input answers. Default 64. */
+  maxJsonDepth: number;
+  /** Timeline entries kept per task (the first and the newest); 0 keeps none. Default 200. */
+  timelineEntries: number;
+}
+
+export const DEFAULT_LIMITS: EngineLimits = {
+  maxTtlMs: 7 * 24 * 60 * 60 * 1000,
+  defaultTtlMs: 24 * 60 * 60 * 1000,
+  minTtlMs: 1000,
+  maxActivePerOwner: 1000,
+  maxStoredPerOwner: 10_000,
+  listPageSize: 50,
+  maxArgumentsBytes: 1024 * 1024,
+  maxResultBytes: 4 * 1024 * 1024,
+  maxJsonDepth: 64,
+  timelineEntries: DEFAULT_TIMELINE_MAX_ENTRIES,
+};
+
+/** Refuses what the requestor sends (arguments, an input answer) over the size cap. */
+export function checkSize(limits: EngineLimits, what: 'arguments' | 'input', value: unknown): void {
+  const max = limits.maxArgumentsBytes;
+  if (max === null) return;
+  const bytes = jsonBytes(value);
+  if (bytes > max) throw new TaskTooLargeError(what, bytes, max);
+}
+
+/** Refuses nesting deeper than the cap: serializing a hostile depth would overflow the stack inside the store. */
+export function checkDepth(limits: EngineLimits, what: 'params' | 'input', value: unknown): void {
+  if (nestsDeeperThan(value, limits.maxJsonDepth)) throw new TaskTooDeepError(what, limits.maxJsonDepth);
+}
+
+/** The retention granted for a requested one. */
+export function clampRetention(limits: EngineLimits, requested: RetentionRequest | undefined): RetentionPolicy {
+  const { maxTtlMs, defaultTtlMs, minTtlMs } = limits;
+  const clamp = (value: number | null | undefined): number | null => {
+    // spec R29 R71: the server may override the requested ttl and caps it; the actual value is reported back.
+    let ms = value === undefined ? defaultTtlMs : value;
+    if (ms !== null) ms = Math.max(minTtlMs, Math.round(ms));
+    if (maxTtlMs !== null && (ms === null || ms > maxTtlMs)) ms = maxTtlMs;
+    return ms;
+  };
+  if (requested?.kind === 'keepAlive') return { kind: 'keepAlive', keepAliveMs: clamp(requested.keepAliveMs) };
+  return { kind: 'ttl', ttlMs: clamp(requested?.ttlMs) };
+}
+
+/** Refuses a run for an owner already holding `active` non-terminal tasks at the cap. */
+export function checkActiveLimit(limits: EngineLimits, active: number): void {
+  if (active >= limits.maxActivePerOwner) throw limitError(limits, 'active');
+}
+
+/** The error for a per-owner cap the store refused an insert with (spec R70). */
+export function limitError(limits: EngineLimits, limit: OwnerLimitKind): TaskLimitError {
+  if (limit === 'active') {
+    return new TaskLimitError(
+      'concurrent_tasks',
+      `Too many active tasks for this caller (limit ${limits.maxActivePerOwner}); wait for some to finish or cancel them`,
+    );
+  }
+  return new TaskLimitError(
+    'stored_tasks',
+    `Too many stored tasks for this caller (limit ${limits.maxStoredPerOwner}, finished tasks included); wait for finished tasks to expire or delete them`,
+  );
+}
+
+/** The error outcome that replaces an outcome over `maxResultBytes`, with its statusMessage; undefined when it fits. */
+export function capOutcome(
+  limits: EngineLimits,
+  outcome: TaskOutcome,
+): { outcome: TaskOutcome; statusMessage: string; bytes: number } | undefined {
+  const max = limits.maxResultBytes;
+  if (max === null) return undefined;
+  const bytes = jsonBytes(outcome);
+  if (bytes <= max) return undefined;
+  const size = Number.isFinite(bytes) ? `${bytes} bytes` : 'too deeply nested to store';
+  const message = `The task's result is too large to store (${size}; the limit is ${max} bytes)`;
+  const error = { code: -32603, message, data: { limit: 'result_size', maxBytes: max } };
+  return { outcome: { kind: 'error', error }, statusMessage: message, bytes };
+}

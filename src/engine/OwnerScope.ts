@@ -1,0 +1,20 @@
+import type { TaskRecord } from './TaskRecord.js';
+
+/**
+ * Reads and writes are scoped to an owner; `ANY_OWNER` is for callers whose capability is the task id itself. It
+ * reaches only tasks created that way (`reachableById`), never an authenticated principal's (spec R63 R67).
+ */
+export const ANY_OWNER = Symbol('any-owner');
+export type OwnerScope = string | typeof ANY_OWNER;
+
+/** Owners that are authenticated principals start with this (records written before `reachableById` existed). */
+export const PRINCIPAL_OWNER_PREFIX = 'principal:';
+
+/** Whether `scope` may see `record`: its owner, or any caller for a task whose id is the capability. */
+export function inScope(record: TaskRecord, scope: OwnerScope): boolean {
+  return scope === ANY_OWNER ? isReachableById(record) : record.owner === scope;
+}
+
+function isReachableById(record: TaskRecord): boolean {
+  return record.reachableById ?? !record.owner.startsWith(PRINCIPAL_OWNER_PREFIX);
+}

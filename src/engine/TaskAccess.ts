@@ -1,0 +1,108 @@
+import type { Clock } from './Clock.js';
+import type { EngineLogger, TaskLifecycleEvent } from './EngineHooks.js';
+import { inScope, type OwnerScope } from './OwnerScope.js';
+import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from './TaskError.js';
+import type { TaskRecord } from './TaskRecord.js';
+import type { TaskStore } from './TaskStore.js';
+import { isExpired } from './transitions.js';
+import type { TimelineRecorder } from './TimelineRecorder.js';
+
+/** The result of a compare-and-set update: the record now stored, and whether this call changed it. */
+export interface Update {
+  record: TaskRecord;
+  changed: boolean;
+}
+
+/**
+ * The engine's way to the store: failures become StoreUnavailableError, reads are guarded by owner, every write is a
+ * compare-and-set retried on a fresh read and announced on the event bus, and lifecycle hooks never break a write.
+ */
+export class TaskAccess {
+  constructor(
+    readonly store: TaskStore,
+    private readonly clock: Clock,
+    private readonly logger: EngineLogger,
+    private readonly onLifecycle: ((event: TaskLifecycleEvent) => void) | undefined,
+    /** Every stored write's (previous, next) pair goes here, right after the compare-and-set won. */
+    readonly timelines: TimelineRecorder,
+  ) {}
+
+  /** Runs a store operation; a failure that is not one of ours reads as the store being unavailable. */
+  async guard<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (isTaskError(error)) throw error;
+      const message = error instanceof Error ? error.message : String(error);
+      throw new StoreUnavailableError(`Task store unavailable: ${message}`, { cause: error });
+    }
+  }
+
+  read(taskId: string): Promise<TaskRecord | undefined> {
+    return this.guard(() => this.store.get(taskId));
+  }
+
+  /** A task visible to `scope`; foreign and missing tasks raise the same error. */
+  async readVisible(scope: OwnerScope, taskId: string): Promise<TaskRecord> {
+    return this.visible(await this.read(taskId), scope, taskId);
+  }
+
+  /** The owner guard: `record` if `scope` may see it and it has not expired. */
+  visible(record: TaskRecord | undefined, scope: OwnerScope, lookup: string): TaskRecord {
+    if (!record) throw new TaskNotFoundError(lookup);
+    // spec R63 R67: a foreign task is indistinguishable from a missing one.
+    if (!inScope(record, scope)) throw new TaskNotFoundError(lookup);
+    if (isExpired(record, this.clock.now())) throw new TaskExpiredError(lookup);
+    return record;
+  }
+
+  /**
+   * Read-modify-write with compare-and-set. `change` returns the next record (without touching the one it is given)
+   * or null for "no change". Concurrent writers retry on a fresh read, so racing terminal transitions always leave
+   * exactly one terminal state; `change` may therefore run more than once.
+   */
+  async update(taskId: string, change: (current: TaskRecord) => TaskRecord | null): Promise<Update> {
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.read(taskId);
+      if (!current) throw new TaskNotFoundError(taskId);
+      const proposed = change(current);
+      if (proposed === null) return { record: current, changed: false };
+      const next: TaskRecord = {
+        ...proposed,
+        version: current.version + 1,
+        lastUpdatedAt: Math.max(this.clock.now(), current.lastUpdatedAt),
+      };
+      if (await this.guard(() => this.store.replace(next, current.version))) {
+        await this.timelines.record(current, next);
+        await this.publish(taskId);
+        return { record: next, changed: true };
+      }
+      if (attempt > 1000) throw new StoreUnavailableError(`Could not update task ${taskId}: too much contention`);
+    }
+  }
+
+  /** Removes what is kept beside a deleted or swept task (its step journal, its timeline). */
+  async removeAttached(taskId: string): Promise<void> {
+    await this.guard(async () => this.store.journal?.remove(taskId));
+    await this.guard(() => this.timelines.remove(taskId));
+  }
+
+  /** Wakes the task's waiters in every process. */
+  async publish(taskId: string): Promise<void> {
+    try {
+      await this.store.events.publish(taskId);
+    } catch (error) {
+      // Events only wake waiters; the re-check interval covers a lost one.
+      this.logger.warn({ taskId, error: String(error) }, 'task event publish failed');
+    }
+  }
+
+  /** Tells the lifecycle hook; a hook that throws is logged, never fails the change already stored. */
+  emit(event: TaskLifecycleEvent): void {
+    try {
+      this.onLifecycle?.(event);
+    } catch (error) {
+      this.logger.warn({ taskId: event.task.taskId, error: String(error) }, 'lifecycle hook threw');
+    }
+  }
+}

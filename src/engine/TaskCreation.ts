@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+
+import type { Clock } from './Clock.js';
+import type { EngineLogger } from './EngineHooks.js';
+import {
+  checkActiveLimit,
+  checkDepth,
+  checkSize,
+  clampRetention,
+  limitError,
+  type EngineLimits,
+} from './EngineLimits.js';
+import type { Executor } from './Executor.js';
+import { stableJson } from './stableJson.js';
+import type { TaskAccess } from './TaskAccess.js';
+import { TaskConflictError } from './TaskError.js';
+import type { RetentionRequest, TaskRecord, TaskRequest } from './TaskRecord.js';
+import type { InsertResult, OwnerLimits } from './TaskStore.js';
+import { isExpired } from './transitions.js';
+
+export interface CreateTaskInput {
+  owner: string;
+  /** Whether any caller holding the task id reaches the task (`ANY_OWNER`); only without authentication. Default false. */
+  reachableById?: boolean;
+  request: TaskRequest;
+  dialect: string;
+  /** The requested retention; clamped to the limits, the actual value is on the returned task. */
+  retention?: RetentionRequest;
+  pollIntervalMs?: number;
+  idempotencyKey?: string;
+  progressToken?: string | number;
+  toolErrorStatus?: 'failed' | 'completed';
+  retrySafe?: boolean;
+  statusMessage?: string;
+  meta?: Record<string, unknown>;
+  /** Hand the task to the executor once durable. Default true when the engine has an executor. */
+  run?: boolean;
+}
+
+/**
+ * Creating a task: the idempotency key, the per-owner caps, and the order of "queued" and "stored" that keeps a stored
+ * task from ever lacking a run on its way.
+ */
+export class TaskCreation {
+  constructor(
+    private readonly access: TaskAccess,
+    private readonly clock: Clock,
+    private readonly logger: EngineLogger,
+    private readonly limits: EngineLimits,
+    private readonly leaseMs: number,
+    private readonly executor: () => Executor | undefined,
+    /** Sweeps expired tasks; a stored-task refusal runs it once, as expired tasks count until swept. */
+    private readonly sweep: () => Promise<number>,
+  ) {}
+
+  private readonly creating = new Map<string, Promise<void>>();
+
+  /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
+  async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+    checkDepth(this.limits, 'params', input.request.params);
+    if (input.meta) checkDepth(this.limits, 'params', input.meta);
+    // Refused before anything is queued or stored, and before waiting behind the owner's other creations.
+    checkSize(this.limits, 'arguments', { request: input.request, meta: input.meta ?? {} });
+    // One owner's creations run one at a time in this process, so racing creations do not queue work for tasks the
+    // store then refuses; the store enforces the per-owner caps atomically across processes.
+    const previous = this.creating.get(input.owner) ?? Promise.resolve();
+    const current = previous.then(
+      () => this.createNow(input),
+      () => this.createNow(input),
+    );
+    const settled = current.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.creating.set(input.owner, settled);
+    void settled.then(() => {
+      if (this.creating.get(input.owner) === settled) this.creating.delete(input.owner);
+    });
+    return current;
+  }
+
+  private async createNow(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+    const now = this.clock.now();
+    if (input.idempotencyKey !== undefined) {
+      const existing = await this.matchIdempotent(input, now);
+      if (existing) return { task: existing, created: false };
+    }
+    const executor = this.executor();
+    const leases = executor?.leasesOnCreate ?? false;
+    const record = this.newRecord(input, now);
+    if (leases && executor) {
+      record.runner = executor.runnerId;
+      record.leaseUntil = now + this.leaseMs;
+    }
+    const run = (input.run ?? true) && executor !== undefined;
+    // A job queued for a task the store then refuses would be dropped by its worker; an early count avoids most.
+    if (run && !leases) {
+      const active = await this.access.guard(() => this.access.store.countActive(input.owner));
+      checkActiveLimit(this.limits, active);
+    }
+    // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
+    // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped.
+    if (run && !leases) await this.access.guard(async () => executor?.submit(record));
+    const result = await this.insertCapped(record);
+    if (!result.inserted) {
+      if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
+        const existing = await this.matchIdempotent(input, now);
+        if (existing) return { task: existing, created: false };
+      }
+      // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
+      return this.createNow(input);
+    }
+    await this.access.timelines.record(undefined, record);
+    this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
+    this.access.emit({ type: 'created', task: record });
+    if (run && leases) await executor?.submit(record);
+    return { task: record, created: true };
+  }
+
+  private newRecord(input: CreateTaskInput, now: number): TaskRecord {
+    const retention = clampRetention(this.limits, input.retention);
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      owner: input.owner,
+      reachableById: input.reachableById ?? false,
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      retention,
+      expiresAt: retention.kind === 'ttl' && retention.ttlMs !== null ? now + retention.ttlMs : null,
+      request: input.request,
+      inputRequests: {},
+      inputAnswers: {},
+      nextInputSeq: 1,
+      dialect: input.dialect,
+      toolErrorStatus: input.toolErrorStatus ?? 'failed',
+      retrySafe: input.retrySafe ?? false,
+      attempts: 0,
+      meta: input.meta ?? {},
+      version: 1,
+    };
+    if (input.statusMessage !== undefined) record.statusMessage = input.statusMessage;
+    if (input.pollIntervalMs !== undefined) record.pollIntervalMs = input.pollIntervalMs;
+    if (input.idempotencyKey !== undefined) record.idempotencyKey = input.idempotencyKey;
+    if (input.progressToken !== undefined) record.progressToken = input.progressToken;
+    return record;
+  }
+
+  /** Inserts under the per-owner caps (spec R70); a stored-task refusal first sweeps expired tasks once. */
+  private async insertCapped(record: TaskRecord): Promise<Exclude<InsertResult, { reason: 'limit' }>> {
+    const { store } = this.access;
+    const limits: OwnerLimits = {
+      maxActive: this.limits.maxActivePerOwner,
+      maxStored: this.limits.maxStoredPerOwner,
+    };
+    let result = await this.access.guard(() => store.insert(record, limits));
+    // Expired tasks count until they are swept: sweep now rather than refuse for tasks nobody can see any more.
+    if (!result.inserted && result.reason === 'limit' && result.limit === 'stored' && (await this.sweep()) > 0) {
+      result = await this.access.guard(() => store.insert(record, limits));
+    }
+    if (!result.inserted && result.reason === 'limit') throw limitError(this.limits, result.limit);
+    return result;
+  }
+
+  private async matchIdempotent(input: CreateTaskInput, now: number): Promise<TaskRecord | undefined> {
+    const { store } = this.access;
+    const key = input.idempotencyKey as string;
+    const existing = await this.access.guard(() => store.getByIdempotencyKey(input.owner, key));
+    if (!existing) return undefined;
+    if (isExpired(existing, now)) {
+      // An expired holder no longer reserves its key.
+      await this.access.guard(() => store.delete(existing.taskId));
+      return undefined;
+    }
+    if (stableJson(existing.request) !== stableJson(input.request)) throw new TaskConflictError(key, existing.taskId);
+    return existing;
+  }
+}

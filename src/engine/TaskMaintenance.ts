@@ -1,0 +1,159 @@
+import type { Clock } from './Clock.js';
+import type { EngineLogger } from './EngineHooks.js';
+import type { RecoveryPolicy } from './RecoveryPolicy.js';
+import type { WakeEntry } from './StepJournalStore.js';
+import type { TaskAccess } from './TaskAccess.js';
+import { TaskNotFoundError } from './TaskError.js';
+import type { TaskRecord } from './TaskRecord.js';
+import { recover, wake, wakeIsStale, type LeaseGrant } from './transitions.js';
+import { WakeScheduler } from './WakeScheduler.js';
+
+/** Where the engine hands a task over to run: the lease it gets on the way (if the executor leases then) and the executor. */
+export interface RunHandover {
+  lease(now: number): LeaseGrant | undefined;
+  submit(record: TaskRecord): Promise<void>;
+}
+
+export interface MaintenanceOptions {
+  leaseMs: number;
+  /** 0 disables the loop. */
+  sweepIntervalMs: number;
+  recoveryIntervalMs: number;
+  wakeIntervalMs: number;
+  recoveryPolicy: RecoveryPolicy;
+}
+
+/**
+ * The engine's background work over the store: the expiry sweep, recovery of tasks whose runner stopped renewing its
+ * lease, and durable timers (workflow sleeps, retries, question deadlines). Runs in every server and worker process;
+ * every change is a compare-and-set, so processes doing it at once never apply one twice.
+ */
+export class TaskMaintenance {
+  private timers: NodeJS.Timeout[] = [];
+  private wakes: WakeScheduler | undefined;
+
+  constructor(
+    private readonly access: TaskAccess,
+    private readonly clock: Clock,
+    private readonly logger: EngineLogger,
+    private readonly handover: RunHandover,
+    private readonly options: MaintenanceOptions,
+  ) {}
+
+  /** Recovers what dead processes left running, then starts the loops. */
+  async start(): Promise<void> {
+    await this.recover();
+    const { sweepIntervalMs, recoveryIntervalMs, wakeIntervalMs } = this.options;
+    if (sweepIntervalMs > 0) this.every(sweepIntervalMs, () => this.sweep());
+    if (recoveryIntervalMs > 0) this.every(recoveryIntervalMs, () => this.recover());
+    const journal = this.access.store.journal;
+    if (journal && wakeIntervalMs > 0) {
+      const onError = (error: unknown) => this.logger.error({ error: String(error) }, 'durable timer failed');
+      this.wakes = new WakeScheduler(journal, (entry) => this.wake(entry), wakeIntervalMs, this.clock, onError);
+      this.wakes.start();
+    }
+  }
+
+  stop(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    this.wakes?.stop();
+    this.wakes = undefined;
+  }
+
+  /** Removes expired tasks in batches; work still running for them is aborted through their events. */
+  async sweep(batch = 500): Promise<number> {
+    const { store } = this.access;
+    let total = 0;
+    for (;;) {
+      const removed = await this.access.guard(() => store.sweepExpired(this.clock.now(), batch));
+      total += removed.length;
+      for (const record of removed) {
+        await this.access.removeAttached(record.taskId);
+        await this.access.publish(record.taskId);
+      }
+      if (removed.length < batch) return total;
+    }
+  }
+
+  /** Finds tasks whose runner stopped renewing its lease and applies the recovery policy to each. */
+  async recover(): Promise<{ failed: number; rerun: number }> {
+    const counts = { failed: 0, rerun: 0 };
+    const stale = await this.access.guard(() => this.access.store.findStale(this.clock.now(), 1000));
+    for (const found of stale) {
+      const decision = this.options.recoveryPolicy(found);
+      try {
+        const { record: next, changed } = await this.access.update(found.taskId, (record) => {
+          const now = this.clock.now();
+          return recover(record, decision, now, this.handover.lease(now));
+        });
+        if (!changed) continue;
+        this.access.emit({ type: 'recovered', task: next, action: decision.action });
+        if (decision.action === 'fail') {
+          this.access.emit({ type: 'finished', task: next });
+          counts.failed += 1;
+          this.logger.warn({ taskId: next.taskId, owner: next.owner }, 'task failed after its runner stopped');
+        } else {
+          counts.rerun += 1;
+          this.logger.warn(
+            { taskId: next.taskId, owner: next.owner, attempt: next.attempts + 1 },
+            'task re-run after its runner stopped',
+          );
+          await this.handover.submit(next);
+        }
+      } catch (error) {
+        if (!(error instanceof TaskNotFoundError)) throw error;
+      }
+    }
+    return counts;
+  }
+
+  /** Extends the leases of every task `runner` holds. */
+  async renewLeases(runner: string): Promise<void> {
+    await this.access.guard(() => this.access.store.renewLeases(runner, this.clock.now() + this.options.leaseMs));
+  }
+
+  /** Arms an in-process timer for a durable one just stored (the scheduler's next read would find it too). */
+  schedule(entry: WakeEntry): void {
+    this.wakes?.schedule(entry);
+  }
+
+  /**
+   * Fires a durable timer: a task still parked until then goes back to `working` (unanswered questions are withdrawn)
+   * and to the executor. Timers of tasks that moved on are cleared. True when this call resumed the task.
+   */
+  async wake(entry: WakeEntry): Promise<boolean> {
+    const { taskId, wakeAt } = entry;
+    const { journal } = this.access.store;
+    let stale = false;
+    try {
+      const { record: next, changed } = await this.access.update(taskId, (record) => {
+        const now = this.clock.now();
+        stale = wakeIsStale(record, wakeAt);
+        return wake(record, wakeAt, now, this.handover.lease(now));
+      });
+      if (changed || stale) await this.access.guard(async () => journal?.clearWake(taskId, wakeAt));
+      if (changed) await this.handover.submit(next);
+      return changed;
+    } catch (error) {
+      if (!(error instanceof TaskNotFoundError)) throw error;
+      await this.access.guard(async () => journal?.remove(taskId));
+      return false;
+    }
+  }
+
+  private every(ms: number, job: () => Promise<unknown>): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      job()
+        .catch((error: unknown) => this.logger.error({ error: String(error) }, 'background task maintenance failed'))
+        .finally(() => {
+          running = false;
+        });
+    }, ms);
+    timer.unref();
+    this.timers.push(timer);
+  }
+}
