@@ -2,13 +2,19 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 
 import type { DialectName } from './DialectName.js';
 import type { CancelAck, InputState, PollResult, StartResult, TaskDialect } from './dialects/TaskDialect.js';
+import { answeredOutcome, cancelledOutcome } from './handleConclusions.js';
+import { nextPhase, type CancelPhase, type HandleEvent, type HandlePhase } from './HandlePhase.js';
+import { laxCancelRefusal } from './laxCancelRefusal.js';
+import { isAwaiting, payloadWithin, watchPayload, type PayloadHint } from './PayloadHint.js';
 import type { PollSchedule } from './PollSchedule.js';
+import { SnapshotFeed } from './SnapshotFeed.js';
 import type { TaskClientError } from './TaskClientError.js';
-import { TaskConnectionError, TaskNotFoundError, TaskRpcError } from './TaskClientError.js';
+import { TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
 import { outcomeError, outcomeOf, type TaskOutcome, type TaskPayload } from './TaskOutcome.js';
-import { sameVisibleState, type TaskProgress, type TaskSnapshot } from './TaskSnapshot.js';
+import type { TaskProgress, TaskSnapshot } from './TaskSnapshot.js';
 import { isTerminalStatus } from './TaskStatus.js';
 import { toTaskClientError } from './toTaskClientError.js';
+import { Waker } from './Waker.js';
 
 /** What a handle needs from the client that made it. */
 export interface HandleContext {
@@ -42,39 +48,37 @@ const PAYLOAD_GRACE_MS = 3000;
 /**
  * A running (or finished) tool call. For a task it polls `tasks/get` at the server's pace, answers mid-task input
  * through the host's handlers, and settles on the server's final word; for a plain call it waits for the answer.
- * Status notifications only make it poll sooner (spec R43).
+ * Status notifications only make it poll sooner (spec R43). Its life is a `HandlePhase`.
  */
 export class TaskHandle {
   readonly toolName: string | undefined;
-  private current: TaskSnapshot;
+  requestId: string | number | undefined;
+  private phaseNow: HandlePhase = 'idle';
+  private cancelPhase: CancelPhase = 'none';
+  private readonly feed: SnapshotFeed;
   private readonly started: StartResult | undefined;
   private readonly abort: AbortController | undefined;
+  /** Aborted when the handle stops following (settled or detached): input handlers stop with it. */
   private readonly stop = new AbortController();
-  private readonly listeners = new Set<(snapshot: TaskSnapshot) => void>();
+  /** Aborted once the server took the cancel: a SEP-1686 handle still awaiting creation then polls to find out. */
+  private readonly cancelSent = new AbortController();
+  private readonly waker = new Waker();
   private readonly answered: Set<string>;
   private readonly settledPromise: Promise<TaskOutcome>;
   private resolveOutcome!: (outcome: TaskOutcome) => void;
   private rejectOutcome!: (error: TaskClientError) => void;
-  private settled: Settled | undefined;
-  private driving = false;
-  private detached = false;
   private cancelling: Promise<TaskOutcome> | undefined;
   private cancelAck: CancelAck | undefined;
-  private wakeTimer: (() => void) | undefined;
-  private wakePending = false;
-  /** The server confirmed the task exists (immediately for every dialect but SEP-1686). */
-  private confirmed: boolean;
-  private cancelPending = false;
-  private readonly cancelSent = new AbortController();
   private inputFailure: TaskClientError | undefined;
-  requestId: string | number | undefined;
+  /** The server confirmed a task exists: at once for every dialect but SEP-1686, never for a plain call. */
+  private confirmed: boolean;
 
   constructor(
     private readonly context: HandleContext,
     init: HandleInit,
   ) {
     this.toolName = init.toolName;
-    this.current = init.snapshot;
+    this.feed = new SnapshotFeed(init.snapshot);
     this.started = init.started;
     this.abort = init.abort;
     this.requestId = init.requestId;
@@ -95,11 +99,11 @@ export class TaskHandle {
 
   /** The server's task id; absent for a plain call. SEP-1686 ids are generated here and known at once. */
   get taskId(): string | undefined {
-    return this.current.taskId;
+    return this.feed.snapshot.taskId;
   }
 
   get dialect(): DialectName {
-    return this.current.dialect;
+    return this.feed.snapshot.dialect;
   }
 
   /** Whether the call runs as a task (false for a plain call, or a SEP-1686 call the server answered directly). */
@@ -108,11 +112,16 @@ export class TaskHandle {
   }
 
   get status(): TaskSnapshot['status'] {
-    return this.current.status;
+    return this.feed.snapshot.status;
   }
 
   get snapshot(): TaskSnapshot {
-    return this.current;
+    return this.feed.snapshot;
+  }
+
+  /** Where the handle is in its life (see `HandlePhase`). */
+  get phase(): HandlePhase {
+    return this.phaseNow;
   }
 
   /** What the server answered to this handle's cancel request, once it did (`rejected` is spec R49's -32602). */
@@ -121,7 +130,7 @@ export class TaskHandle {
   }
 
   get isSettled(): boolean {
-    return this.settled !== undefined;
+    return this.phaseNow === 'settled';
   }
 
   /**
@@ -145,45 +154,21 @@ export class TaskHandle {
 
   /** Calls `listener` on every visible change (status, message, cancel requested) until the call ends. */
   onUpdate(listener: (snapshot: TaskSnapshot) => void): () => void {
-    this.listeners.add(listener);
-    this.ensureDriving();
-    return () => this.listeners.delete(listener);
+    const off = this.feed.subscribe(listener);
+    this.follow();
+    return off;
   }
 
   /** The current snapshot, then each change, ending after the terminal one. */
   async *updates(): AsyncGenerator<TaskSnapshot, void, undefined> {
-    const queue: TaskSnapshot[] = [this.current];
-    let signal: (() => void) | undefined;
-    const off = this.onUpdate((snapshot) => {
-      queue.push(snapshot);
-      signal?.();
-    });
-    const ended = this.settledPromise.then(
-      () => undefined,
-      () => undefined,
-    );
-    try {
-      for (;;) {
-        while (queue.length > 0) {
-          const snapshot = queue.shift() as TaskSnapshot;
-          yield snapshot;
-          if (isTerminalStatus(snapshot.status)) return;
-        }
-        if (this.settled !== undefined) return;
-        await new Promise<void>((resolve) => {
-          signal = resolve;
-          void ended.then(resolve);
-        });
-        signal = undefined;
-      }
-    } finally {
-      off();
-    }
+    const feed = this.feed.updates(this.settledPromise, () => this.phaseNow === 'settled');
+    this.follow();
+    yield* feed;
   }
 
   /** How the call ended; rejects only when the client could not find out (connection lost, task unknown). */
   outcome(): Promise<TaskOutcome> {
-    this.ensureDriving();
+    this.follow();
     return this.settledPromise;
   }
 
@@ -201,14 +186,15 @@ export class TaskHandle {
    * terminal is not an error here. Until that final word, snapshots carry `cancelRequested` and keep the server's status.
    */
   cancel(): Promise<TaskOutcome> {
-    if (this.settled !== undefined) return this.settledPromise;
+    if (this.phaseNow === 'settled') return this.settledPromise;
     this.cancelling ??= this.requestCancel();
     return this.cancelling;
   }
 
   /** Stops following the call here without cancelling it; a durable handle stays in the store for `resume()`. */
   detach(): void {
-    this.detached = true;
+    if (this.phaseNow === 'settled') return;
+    this.move({ type: 'detach' });
     this.stop.abort();
     this.wake();
   }
@@ -221,62 +207,53 @@ export class TaskHandle {
 
   /** A `notifications/progress` for this call. */
   reportProgress(progress: TaskProgress): void {
-    this.publish({ ...this.current, progress });
+    this.publish({ ...this.feed.snapshot, progress });
   }
 
   /** Poll now instead of waiting out the interval (a status notification arrived). */
   wake(): void {
-    if (this.wakeTimer !== undefined) this.wakeTimer();
-    else this.wakePending = true;
+    this.waker.wake();
+  }
+
+  private move(event: HandleEvent): void {
+    this.phaseNow = nextPhase(this.phaseNow, event);
+  }
+
+  /** Starts following the call, once: a plain call awaits its response, a task is polled. */
+  private follow(): void {
+    if (this.phaseNow !== 'idle') return;
+    const started = this.started;
+    const unconfirmed = started?.kind === 'task' && started.created !== undefined && !this.confirmed;
+    this.move({ type: 'follow', kind: started?.kind === 'call' ? 'call' : unconfirmed ? 'unconfirmed' : 'task' });
+    void this.drive();
   }
 
   private async requestCancel(): Promise<TaskOutcome> {
-    this.cancelPending = true;
-    this.publish(this.current);
-    this.ensureDriving();
+    this.cancelPhase = 'requested';
+    this.publish(this.feed.snapshot);
+    this.follow();
     if (this.started?.kind === 'call') {
       this.abort?.abort();
       return this.outcome();
     }
     try {
-      this.cancelAck = await this.context.dialect.cancel(this.current.taskId as string, this.requestId);
+      this.cancelAck = await this.context.dialect.cancel(this.taskId as string, this.requestId);
     } catch (error) {
       const failure = toTaskClientError(error);
-      const ack = await this.laxRefusal(failure);
+      const ack = await laxCancelRefusal(this.context.dialect, this.taskId as string, failure);
       if (ack === undefined) {
         this.cancelling = undefined;
-        this.cancelPending = false;
-        this.publish(this.current);
+        this.cancelPhase = 'none';
+        this.publish(this.feed.snapshot);
         throw failure;
       }
       this.cancelAck = ack;
     }
+    this.cancelPhase = 'sent';
     this.cancelSent.abort();
     // The acknowledgement is not the final word: tasks/get is.
     this.wake();
     return this.outcome();
-  }
-
-  /**
-   * Lenient in what it accepts: a server that refuses the cancel of a finished task with some other error than
-   * spec R49's -32602 (often -32603) has still said the task is over; `tasks/get` shows whether it is, and then
-   * the refusal counts as R49's. Any other failure of the cancel stays an error.
-   */
-  private async laxRefusal(failure: TaskClientError): Promise<CancelAck | undefined> {
-    if (!(failure instanceof TaskRpcError) || failure instanceof TaskNotFoundError) return undefined;
-    try {
-      const poll = await this.context.dialect.get(this.current.taskId as string);
-      if (!isTerminalStatus(poll.snapshot.status)) return undefined;
-    } catch {
-      return undefined;
-    }
-    return { kind: 'rejected', error: failure.error };
-  }
-
-  private ensureDriving(): void {
-    if (this.driving || this.settled !== undefined || this.detached) return;
-    this.driving = true;
-    void this.drive();
   }
 
   private async drive(): Promise<void> {
@@ -291,26 +268,26 @@ export class TaskHandle {
   private async run(): Promise<TaskOutcome | undefined> {
     const started = this.started;
     if (started?.kind === 'call') return this.awaitPlainCall(started.payload);
-    let hint: PayloadHint | undefined = started?.payload === undefined ? undefined : this.watch(started.payload);
-    if (started?.kind === 'task' && started.created !== undefined && !this.confirmed) {
+    let hint = started?.payload === undefined ? undefined : watchPayload(started.payload, () => this.wake());
+    if (this.phaseNow === 'confirming' && started?.kind === 'task' && started.created !== undefined) {
       const first = await this.awaitCreation(started.created, hint);
       // The original response came first: the server answered the call itself (SEP-1686's graceful fallback).
-      if (first === 'payload' && hint?.value !== undefined) return this.concludeWithoutPoll(hint.value);
+      if (first === 'payload' && hint?.value !== undefined) return answeredOutcome(this.feed.snapshot, hint.value);
     }
     const schedule = this.context.newSchedule();
     let failures = 0;
     for (;;) {
-      if (this.detached) return undefined;
+      if (this.phaseNow === 'detached') return undefined;
       let poll: PollResult;
       try {
-        poll = await this.context.dialect.get(this.current.taskId as string);
+        poll = await this.context.dialect.get(this.taskId as string);
         failures = 0;
       } catch (error) {
         const failure = toTaskClientError(error);
         if (failure instanceof TaskNotFoundError) {
           // spec R52: a cancelled task may be deleted at once; the acknowledgement was then the final word.
-          if (this.cancelAck?.kind === 'accepted') return this.concludeCancelled();
-          if (hint?.value !== undefined) return this.concludeWithoutPoll(hint.value);
+          if (this.cancelAck?.kind === 'accepted') return cancelledOutcome(this.feed.snapshot, this.cancelAck);
+          if (hint?.value !== undefined) return answeredOutcome(this.feed.snapshot, hint.value);
           throw failure;
         }
         if (
@@ -318,7 +295,7 @@ export class TaskHandle {
           this.context.isConnected() &&
           failures < this.context.maxPollFailures
         ) {
-          await this.sleep(schedule.retryDelay(failures++));
+          await this.waker.sleep(schedule.retryDelay(failures++));
           continue;
         }
         throw failure;
@@ -328,7 +305,7 @@ export class TaskHandle {
       if (poll.snapshot.status === 'input_required') hint = this.reactToInput(poll, hint);
       if (this.inputFailure !== undefined) throw this.inputFailure;
       // A payload arriving, a status notification or a cancel cut the wait short.
-      await this.sleep(schedule.next(poll.snapshot.pollIntervalMs));
+      await this.waker.sleep(schedule.next(poll.snapshot.pollIntervalMs));
     }
   }
 
@@ -337,7 +314,7 @@ export class TaskHandle {
       taskId: poll.snapshot.taskId as string,
       answered: this.answered,
       onAnswered: (key) => this.context.onAnswered(this, key),
-      awaitingPayload: hint !== undefined && !hint.failed && hint.value === undefined,
+      awaitingPayload: isAwaiting(hint),
       signal: this.stop.signal,
     };
     const reaction = this.context.dialect.onInputRequired(poll, state);
@@ -346,7 +323,7 @@ export class TaskHandle {
       this.wake();
     });
     // One blocking request at a time; if its stream drops, polling carries on and a later round opens another.
-    return reaction.payload === undefined ? hint : this.watch(reaction.payload);
+    return reaction.payload === undefined ? hint : watchPayload(reaction.payload, () => this.wake());
   }
 
   /** The payload for a terminal status: inlined, already arrived, still arriving, or fetched now. */
@@ -357,10 +334,7 @@ export class TaskHandle {
     if (hint !== undefined && !hint.failed) {
       // A request still carrying the payload answers promptly once the task is terminal; one whose stream silently
       // dropped never will, so it only gets a short grace before the payload is asked for again.
-      const arrived = await Promise.race([
-        hint.promise.catch(() => undefined),
-        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), PAYLOAD_GRACE_MS).unref()),
-      ]);
+      const arrived = await payloadWithin(hint, PAYLOAD_GRACE_MS);
       if (arrived !== undefined) return arrived;
     }
     return this.context.dialect.payload(poll.snapshot);
@@ -368,11 +342,10 @@ export class TaskHandle {
 
   private async awaitPlainCall(payload: Promise<TaskPayload>): Promise<TaskOutcome> {
     try {
-      return this.concludeWithoutPoll(await payload);
+      return answeredOutcome(this.feed.snapshot, await payload);
     } catch (error) {
-      if (this.cancelPending) {
-        return this.concludeCancelled('The call was cancelled by the client');
-      }
+      if (this.cancelPhase !== 'none')
+        return cancelledOutcome(this.feed.snapshot, this.cancelAck, 'The call was cancelled by the client');
       throw error;
     }
   }
@@ -397,106 +370,28 @@ export class TaskHandle {
     ]);
     if (first === 'payload') return 'payload';
     this.confirmed = true;
-    if (first === 'created' && this.current.status === 'submitted')
-      this.publish({ ...this.current, status: 'working' });
+    this.move({ type: 'confirmed' });
+    if (first === 'created' && this.status === 'submitted') this.publish({ ...this.feed.snapshot, status: 'working' });
     return 'created';
   }
 
-  private concludeWithoutPoll(payload: TaskPayload): TaskOutcome {
-    const failed = payload.kind === 'error' || payload.result.isError === true;
-    const { cancelRequested: _local, ...server } = this.current;
-    return outcomeOf({ ...server, status: failed ? 'failed' : 'completed' }, payload);
-  }
-
-  private concludeCancelled(message?: string): TaskOutcome {
-    const ackSnapshot = this.cancelAck?.kind === 'accepted' ? this.cancelAck.snapshot : undefined;
-    const snapshot: TaskSnapshot = {
-      ...this.current,
-      ...ackSnapshot,
-      status: 'cancelled',
-      ...(message !== undefined && ackSnapshot?.statusMessage === undefined && { statusMessage: message }),
-    };
-    delete snapshot.cancelRequested;
-    return outcomeOf(snapshot, undefined);
-  }
-
   private publish(snapshot: TaskSnapshot): void {
-    if (this.settled !== undefined) return;
-    // Once terminal, a task never changes again (spec R17): nothing may follow the final word.
-    if (isTerminalStatus(this.current.status) && !isTerminalStatus(snapshot.status)) return;
-    const { cancelRequested: _local, ...server } = snapshot;
-    const terminal = isTerminalStatus(snapshot.status);
-    const progress = server.progress ?? (terminal ? undefined : this.current.progress);
-    const next: TaskSnapshot = {
-      ...server,
-      ...(progress !== undefined && { progress }),
-      ...(this.cancelPending && !terminal && { cancelRequested: true }),
-    };
-    const visible = !sameVisibleState(this.current, next);
-    this.current = next;
-    if (!visible) return;
-    for (const listener of [...this.listeners]) {
-      try {
-        listener(next);
-      } catch {
-        // A listener's failure must not stop the task being followed.
-      }
-    }
+    if (this.phaseNow === 'settled') return;
+    this.feed.publish(snapshot, this.cancelPhase !== 'none');
   }
 
   private async settle(settlement: Settled): Promise<void> {
-    if (this.settled !== undefined) return;
+    if (this.phaseNow === 'settled') return;
     if ('outcome' in settlement) this.publish(settlement.outcome.snapshot);
-    this.settled = settlement;
+    this.move({ type: 'settle' });
     this.stop.abort();
     await this.context.onSettled(this, settlement).catch(() => undefined);
     if ('outcome' in settlement) this.resolveOutcome(settlement.outcome);
     else this.rejectOutcome(settlement.error);
-  }
-
-  private watch(promise: Promise<TaskPayload>): PayloadHint {
-    const hint: PayloadHint = { promise, failed: false };
-    promise.then(
-      (value) => {
-        hint.value = value;
-        this.wake();
-      },
-      () => {
-        hint.failed = true;
-      },
-    );
-    return hint;
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.wakePending) {
-      this.wakePending = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wakeTimer = () => {
-        this.wakeTimer = undefined;
-        done();
-      };
-    }).finally(() => {
-      this.wakeTimer = undefined;
-    });
   }
 }
 
 function aborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-}
-
-/** A payload that may arrive without polling: SEP-1686's original response, or 2025-11-25's blocking tasks/result. */
-interface PayloadHint {
-  promise: Promise<TaskPayload>;
-  value?: TaskPayload;
-  failed: boolean;
 }
