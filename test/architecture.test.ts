@@ -71,7 +71,8 @@ function allowed(from: string, to: string): boolean {
       // console for `console` and `get --timeline`.
       return to === 'client' || to === 'server' || to === 'gateway' || to === 'console';
     case 'index.ts':
-      // The package's root entry point re-exports the public layers.
+    case 'exports':
+      // The npm entry points (the root and src/exports/*) pick public names from the layers' entry points.
       return true;
     default:
       return false;
@@ -120,4 +121,68 @@ describe('the dependency rule (DESIGN.md §2)', () => {
     for (const file of files) visit(file, []);
     expect(cycles).toEqual([]);
   });
+});
+
+/** Where a module is loaded on demand with `import()`, and why; `computed` when the specifier is not a literal. */
+const DYNAMIC_IMPORTS: Record<string, { why: string; computed?: true }> = {
+  'server/createStore.ts': { why: 'the store its spec names, so one backend loads' },
+  'server/McpTasks.ts': { why: 'the metrics library, only when metrics are asked for' },
+  'cli/commands/serve.ts': { why: 'the demo server, shipped beside the code (package.json files)', computed: true },
+  'cli/commands/worker.ts': { why: "the user's module with the server factory", computed: true },
+};
+
+function dynamicImportsOf(file: string): Array<{ literal: boolean; line: number }> {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: Array<{ literal: boolean; line: number }> = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword)
+      found.push({
+        literal: node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0] as ts.Node),
+        line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+      });
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('loading on demand', () => {
+  it('uses import() only where a backend (or a user module) is chosen, computed only for user modules', () => {
+    const seen: Record<string, { computed?: true }> = {};
+    for (const file of files) {
+      const found = dynamicImportsOf(file);
+      if (found.length === 0) continue;
+      const name = relative(src, file);
+      expect(DYNAMIC_IMPORTS[name], `import() in ${name}:${found[0]?.line}`).toBeDefined();
+      const computed = found.find((call) => !call.literal);
+      if (computed) expect(DYNAMIC_IMPORTS[name]?.computed, `computed import() in ${name}:${computed.line}`).toBe(true);
+      seen[name] = computed ? { computed: true } : {};
+    }
+    // Every entry of the list is still needed (a stale exception is a hole in the rule).
+    expect(Object.keys(seen).sort()).toEqual(Object.keys(DYNAMIC_IMPORTS).sort());
+  });
+});
+
+describe('the examples', () => {
+  const examples = walk(join(root, 'examples'));
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { exports: Record<string, unknown> };
+
+  it('are found', () => {
+    expect(examples.length).toBeGreaterThan(5);
+  });
+
+  for (const file of examples) {
+    it(`${relative(root, file)} imports the package by its name (a public entry point), not its source`, () => {
+      for (const { fileName: spec } of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
+        if (spec === 'mcp-tasks' || spec.startsWith('mcp-tasks/'))
+          expect(Object.keys(pkg.exports), `${spec} is not in package.json exports`).toContain(
+            spec === 'mcp-tasks' ? '.' : `./${spec.slice('mcp-tasks/'.length)}`,
+          );
+        else if (spec.startsWith('.'))
+          expect(resolve(dirname(file), spec).startsWith(join(root, 'examples')), `${spec} leaves examples/`).toBe(
+            true,
+          );
+      }
+    });
+  }
 });

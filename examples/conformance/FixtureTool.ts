@@ -1,6 +1,6 @@
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
 
-import type { ToolTaskPolicy } from '../../src/server/index.js';
+import type { ToolTaskPolicy } from 'mcp-tasks';
 
 export type FixtureArgs = Record<string, unknown>;
 

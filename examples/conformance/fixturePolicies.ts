@@ -1,4 +1,4 @@
-import type { ToolTaskPolicy } from '../../src/server/index.js';
+import type { ToolTaskPolicy } from 'mcp-tasks';
 import { FIXTURE_POLICIES } from './fixtureTools.js';
 
 /**

@@ -7,7 +7,7 @@ import {
 } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
-import type { ToolTaskPolicy } from '../../src/server/index.js';
+import type { ToolTaskPolicy } from 'mcp-tasks';
 import { sleep } from '../shared/sleep.js';
 import { registerFixtureCompletion } from './fixtureCompletion.js';
 import { FIXTURE_CONTENT_TOOLS } from './fixtureContentTools.js';

@@ -2,7 +2,7 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { withSteps, type Step } from '../../src/workflow/index.js';
+import { withSteps, type Step } from 'mcp-tasks/workflow';
 import { sleep } from '../shared/sleep.js';
 import { object, type FixtureArgs, type FixtureTool } from './FixtureTool.js';
 

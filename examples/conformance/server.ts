@@ -9,8 +9,8 @@ import { join } from 'node:path';
 
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
-import { createMcpTasks, DEFAULT_RATE_LIMIT, guardStdin, serveHttp, type RateLimit } from '../../src/server/index.js';
-import { queueExecutor } from '../../src/server/worker/index.js';
+import { createMcpTasks, DEFAULT_RATE_LIMIT, guardStdin, serveHttp, type RateLimit } from 'mcp-tasks';
+import { queueExecutor } from 'mcp-tasks/worker';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';
 import { withToolEvents } from './withToolEvents.js';

@@ -6,7 +6,7 @@ import { join, relative, resolve, sep } from 'node:path';
 import { McpServer, type CallToolResult, type ServerContext } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
-import type { ToolTaskPolicy } from '../../src/server/index.js';
+import type { ToolTaskPolicy } from 'mcp-tasks';
 import { sleep } from '../shared/sleep.js';
 import { MIGRATE_POLICY, registerMigrateRepositories } from './migrateRepositories.js';
 

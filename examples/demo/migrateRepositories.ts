@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
-import type { ToolTaskPolicy } from '../../src/server/index.js';
-import { registerTask } from '../../src/workflow/index.js';
+import type { ToolTaskPolicy } from 'mcp-tasks';
+import { registerTask } from 'mcp-tasks';
 import { sleep } from '../shared/sleep.js';
 
 export const MIGRATE_POLICY: ToolTaskPolicy = { taskSupport: 'optional', pollIntervalMs: 1000, retrySafe: true };

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { pino } from 'pino';
 
-import { createMcpTasks, guardStdin, serveHttp, type BearerAuth, type McpTasks } from '../../src/server/index.js';
+import { createMcpTasks, guardStdin, serveHttp, type BearerAuth, type McpTasks } from 'mcp-tasks';
 import { createDemoServer, DEMO_POLICIES } from './demoTools.js';
 
 export interface DemoServerOptions {

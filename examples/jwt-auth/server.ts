@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
-import { jwtAuth } from '../../src/server/index.js';
+import { jwtAuth } from 'mcp-tasks';
 import { startDemoServer } from '../demo/server.js';
 
 const LOCAL_AUDIENCE = 'mcp-tasks-demo';

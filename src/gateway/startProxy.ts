@@ -1,16 +1,8 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import type { TaskTarget } from '../client/index.js';
-import {
-  createMcpTasks,
-  guardStdin,
-  jwtAuth,
-  queueExecutor,
-  runWorker,
-  serveHttp,
-  type McpTasks,
-  type WorkerHandle,
-} from '../server/index.js';
+import { createMcpTasks, guardStdin, jwtAuth, serveHttp, type McpTasks } from '../server/index.js';
+import { queueExecutor, runWorker, type WorkerHandle } from '../server/worker/index.js';
 import { bridgedRecovery } from './bridgedRecovery.js';
 import { createProxyServerFactory } from './createProxyServer.js';
 import { createProxyWork } from './createProxyWork.js';

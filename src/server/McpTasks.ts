@@ -10,7 +10,7 @@ import {
   type TaskStore,
   type TaskWork,
 } from '../engine/index.js';
-import { InProcessExecutor } from '../executors/index.js';
+import { InProcessExecutor } from '../executors/in-process/index.js';
 import { journaledWork } from '../workflow/index.js';
 import {
   CoreDialect,
@@ -24,7 +24,7 @@ import {
 import { createStore, DEFAULT_STORE } from './createStore.js';
 import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
 import { FallbackTools } from './FallbackTools.js';
-import { TaskMetrics } from './TaskMetrics.js';
+import type { TaskMetrics } from './TaskMetrics.js';
 import { HeldCalls, type HeldCallLimits } from './HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
@@ -130,6 +130,7 @@ export class McpTasks implements ConnectionHost {
   private constructor(
     private readonly options: McpTasksOptions,
     store: TaskStore,
+    Metrics: typeof TaskMetrics | undefined,
   ) {
     this.logger = options.logger ?? silent;
     this.sep = new SepDialect({ requests: new Set(options.sep1686Requests ?? []) });
@@ -153,8 +154,8 @@ export class McpTasks implements ConnectionHost {
         this.policies.set(name, typeof policy === 'string' ? { taskSupport: policy } : policy);
       }
     }
-    this.metrics = options.metrics
-      ? new TaskMetrics({
+    this.metrics = Metrics
+      ? new Metrics({
           ...(typeof options.metrics === 'object' && { registry: options.metrics.registry }),
           load: () => {
             const executor = this.executor;
@@ -203,7 +204,9 @@ export class McpTasks implements ConnectionHost {
   /** Creates the runtime, opens the store and recovers tasks a previous process left running. */
   static async create(options: McpTasksOptions): Promise<McpTasks> {
     const store = typeof options.store === 'object' ? options.store : await createStore(options.store ?? DEFAULT_STORE);
-    const tasks = new McpTasks(options, store);
+    // prom-client loads only when metrics are asked for.
+    const Metrics = options.metrics ? (await import('./TaskMetrics.js')).TaskMetrics : undefined;
+    const tasks = new McpTasks(options, store, Metrics);
     await tasks.engine.start();
     if ([...tasks.policies.values()].some((policy) => policy.inputStyle === 'multiRoundTrip'))
       await warmModernLink(options.server);

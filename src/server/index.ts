@@ -1,3 +1,5 @@
+// The server layer's entry for the other layers (gateway, cli). The npm API is src/index.ts and src/exports/.
+// Queue workers are apart (./worker/index.js) so that BullMQ loads only where it is used.
 export * from './auth/index.js';
 export * from './createStore.js';
 export * from './createTaskWork.js';
@@ -12,5 +14,5 @@ export * from './ServerLike.js';
 export * from './TaskConnection.js';
 export type { ToolTaskPolicy, Caller } from '../dialects/index.js';
 export * from './stdio/guardStdin.js';
-export * from './worker/index.js';
-export * from './TaskMetrics.js';
+// A type only: prom-client loads when the `metrics` option asks for it.
+export type { TaskMetrics, TaskMetricsOptions } from './TaskMetrics.js';

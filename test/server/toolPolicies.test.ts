@@ -1,7 +1,8 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 
-import { createMcpTasks, runWorker } from '../../src/server/index.js';
+import { createMcpTasks } from '../../src/server/index.js';
+import { runWorker } from '../../src/server/worker/index.js';
 
 describe('tool policy concurrency', () => {
   for (const concurrency of [0, -1, 1.5, Number.NaN]) {

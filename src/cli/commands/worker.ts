@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { runWorker, type RunWorkerOptions, type ServerFactory } from '../../server/index.js';
+import type { ServerFactory } from '../../server/index.js';
+import { runWorker, type RunWorkerOptions } from '../../server/worker/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
 import { UsageError } from '../UsageError.js';

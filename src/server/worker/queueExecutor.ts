@@ -1,5 +1,5 @@
 import type { Executor, TaskEngine } from '../../engine/index.js';
-import { QueueExecutor, type QueueExecutorOptions } from '../../executors/index.js';
+import { QueueExecutor, type QueueExecutorOptions } from '../../executors/queue/index.js';
 
 export interface QueueExecutorSettings extends Omit<QueueExecutorOptions, 'engine' | 'connection' | 'logger'> {
   /** Redis for the job queue (`redis://…`); workers started with `runWorker` must use the same Redis and queue. */

@@ -5,7 +5,7 @@ import {
   type TaskStore,
   type TaskWork,
 } from '../../engine/index.js';
-import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/index.js';
+import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/queue/index.js';
 import { journaledWork } from '../../workflow/index.js';
 import { createStore } from '../createStore.js';
 import { createTaskWork } from '../createTaskWork.js';

@@ -1,0 +1,62 @@
+// `mcp-tasks/engine`: the contracts for writing a store or an executor — the record a store keeps, the store and
+// event-bus interfaces, the executor interface and the work it runs, and the typed errors both may raise. The engine
+// itself (TaskEngine) is reached through the runtime; its type is here for `executor`/`work` options.
+// test/stores/storeContract.ts is the behaviour a store must show.
+
+// What a store keeps.
+export type {
+  InputAnswer,
+  JsonRpcErrorObject,
+  PendingInput,
+  ProgressUpdate,
+  RecoveryMark,
+  RetentionPolicy,
+  TaskRecord,
+  TaskRequest,
+} from '../engine/index.js';
+export {
+  canTransition,
+  isTaskStatus,
+  isTerminal,
+  TASK_STATUSES,
+  type TaskStatus,
+  type TerminalStatus,
+} from '../engine/index.js';
+
+// The store contract.
+export type { InsertResult, ListPosition, OwnerLimitKind, OwnerLimits, TaskStore } from '../engine/index.js';
+export { ANY_OWNER, type OwnerScope } from '../engine/index.js';
+export { LocalEventBus, type TaskEventBus } from '../engine/index.js';
+export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
+
+// The executor contract.
+export type {
+  EngineHandle,
+  Executor,
+  TaskOutcome,
+  TaskSuspension,
+  TaskWork,
+  TaskWorkContext,
+} from '../engine/index.js';
+export { SUSPENDED, toolOf, type ToolConcurrency } from '../engine/index.js';
+export type { Clock, EngineLogger, TaskEngine } from '../engine/index.js';
+export { systemClock } from '../engine/index.js';
+
+// Errors a store or an executor raises; the runtime maps each to its JSON-RPC error.
+export {
+  ExecutorUnavailableError,
+  InvalidCursorError,
+  InvalidTransitionError,
+  isTaskError,
+  redactUrl,
+  StaleLeaseError,
+  StoreUnavailableError,
+  TaskConflictError,
+  TaskError,
+  TaskExpiredError,
+  TaskLimitError,
+  TaskNotFoundError,
+  TaskTerminalError,
+  TaskTooDeepError,
+  TaskTooLargeError,
+} from '../engine/index.js';
