@@ -89,6 +89,26 @@ export const FIXTURE_WORKFLOW_TOOLS: Record<string, FixtureTool> = {
       };
     }),
   },
+  timed_sleep: {
+    description:
+      'A workflow with a per-task timeout of `timeoutMs` (from creation): journals `before`, sleeps `ms` durably, then `after`.',
+    inputSchema: object(
+      { timeoutMs: { type: 'integer', minimum: 1 }, ms: { type: 'integer', minimum: 0 }, label: { type: 'string' } },
+      ['timeoutMs', 'ms'],
+    ),
+    policy: WORKFLOW_POLICY,
+    // The timeout comes from the arguments, so the workflow is built per call; a real tool fixes it at registration.
+    run: (args, ctx) =>
+      withSteps(
+        async (input: FixtureArgs, step) => {
+          await step.do('before', () => logRun(step, 'before'));
+          await step.sleep('nap', int(input, 'ms', 1000, 7 * 24 * 60 * 60 * 1000));
+          await step.do('after', () => logRun(step, 'after'));
+          return { content: [{ type: 'text', text: `${String(input['label'] ?? '')}: woke before the timeout` }] };
+        },
+        { timeoutMs: Math.max(1, int(args, 'timeoutMs', 1000, 7 * 24 * 60 * 60 * 1000)) },
+      )(args, ctx),
+  },
   flaky_step: {
     description:
       'One journaled step that fails `failures` times before it succeeds, retried with backoff from `baseDelayMs`.',

@@ -228,6 +228,31 @@ for (const [storeName, spec] of STORES) {
           });
         });
 
+        it('a per-task timeout counted from creation ends a durable sleep across a kill -9', async () => {
+          const env = environment();
+          const created = Date.now();
+          await acrossKill(
+            env,
+            async (wire) => {
+              const taskId = await wire.create('timed_sleep', { timeoutMs: 2500, ms: 600_000, label: 'late' });
+              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).includes('before'));
+              expect((await wire.get(taskId))['status']).toBe('working');
+              return taskId;
+            },
+            async (wire, taskId) => {
+              // The ten-minute sleep ends at the deadline on the new server: the task fails with TaskTimeoutError.
+              const result = await wire.result(taskId);
+              expect(Date.now()).toBeGreaterThanOrEqual(created + 2500);
+              expect(result['isError']).toBe(true);
+              expect(JSON.stringify(result['content'])).toContain('TaskTimeoutError');
+              // 2025-11-25 marks an isError result failed (spec R62); the extension keeps it completed (spec E15).
+              const final = await wire.get(taskId);
+              expect(final['status']).toBe(generation === '2025-11-25' ? 'failed' : 'completed');
+              expect(logged(env.MCP_TASKS_STEP_LOG, taskId)).toEqual(['before']);
+            },
+          );
+        });
+
         it('a cancel stops journaled_steps at the next step', async () => {
           const env = environment();
           await onServer(env, async (wire) => {
