@@ -1,0 +1,117 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { TaskEngine, TaskRecord } from '../../src/engine/index.js';
+import { pushTaskChanges, type TaskPushView } from '../../src/dialects/index.js';
+import { MemoryStore } from '../../src/stores/memory/index.js';
+import { startEngine } from '../helpers/engines.js';
+
+const request = { method: 'tools/call', params: { name: 'work', arguments: {} } };
+
+/** Pushes the status and message, so a test can tell what was sent and in which order. */
+const view = (key: (record: TaskRecord) => string): TaskPushView => ({
+  method: 'notifications/test',
+  key,
+  params: (record) => ({ status: record.status, statusMessage: record.statusMessage ?? null }),
+});
+
+describe('pushTaskChanges, the one status push', () => {
+  let engine: TaskEngine | undefined;
+  afterEach(async () => {
+    await engine?.close();
+    engine = undefined;
+  });
+
+  it('pushes when the key changes, ends after the terminal view, and sends nothing after', async () => {
+    engine = await startEngine(new MemoryStore());
+    const { task } = await engine.create({ owner: 'alice', request, dialect: 'test' });
+    const sent: Array<{ method: string; params: Record<string, unknown> }> = [];
+    const ended = new Promise<void>((resolve) => {
+      pushTaskChanges(
+        engine as TaskEngine,
+        task.taskId,
+        view((record) => record.status),
+        (method, params) => {
+          sent.push({ method, params });
+        },
+        { lastKey: 'working', onEnd: resolve },
+      );
+    });
+    // Same status, other message: no push for a status view.
+    await engine.setStatusMessage(task.taskId, 'halfway');
+    await engine.cancel('alice', task.taskId);
+    await ended;
+    expect(sent).toEqual([
+      { method: 'notifications/test', params: { status: 'cancelled', statusMessage: expect.any(String) } },
+    ]);
+  });
+
+  it('pushes every change of a view keyed on more than the status, in order', async () => {
+    engine = await startEngine(new MemoryStore());
+    const { task } = await engine.create({ owner: 'alice', request, dialect: 'test' });
+    const statuses: string[] = [];
+    const ended = new Promise<void>((resolve) => {
+      pushTaskChanges(
+        engine as TaskEngine,
+        task.taskId,
+        view((record) => `${record.status}:${record.statusMessage ?? ''}`),
+        (_method, params) => void statuses.push(`${String(params['status'])}:${String(params['statusMessage'])}`),
+        { onEnd: resolve },
+      );
+    });
+    await engine.setStatusMessage(task.taskId, 'halfway');
+    // Each push has been read before the next change, so none is coalesced.
+    await until(() => statuses.length === 1);
+    await engine.complete(task.taskId, { kind: 'result', result: { content: [] } });
+    await ended;
+    expect(statuses).toEqual(['working:halfway', expect.stringMatching(/^completed:/)]);
+  });
+
+  it('ends when the task is gone, and stop() ends it early without onEnd', async () => {
+    engine = await startEngine(new MemoryStore());
+    const first = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    const gone = new Promise<void>((resolve) => {
+      pushTaskChanges(
+        engine as TaskEngine,
+        first.taskId,
+        view((r) => r.status),
+        () => {},
+        { onEnd: resolve },
+      );
+    });
+    await engine.cancel('alice', first.taskId);
+    await engine.delete('alice', first.taskId);
+    await gone;
+
+    const second = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    let calls = 0;
+    const stop = pushTaskChanges(
+      engine,
+      second.taskId,
+      view((r) => r.statusMessage ?? ''),
+      () => calls++,
+      {
+        onEnd: () => calls++,
+      },
+    );
+    stop();
+    await engine.setStatusMessage(second.taskId, 'after stop');
+    // A second push on the task, started later, ends at the cancel: by then the stopped one saw those events too.
+    const control = new Promise<void>((resolve) => {
+      pushTaskChanges(
+        engine as TaskEngine,
+        second.taskId,
+        view((r) => r.status),
+        () => {},
+        { onEnd: resolve },
+      );
+    });
+    await engine.cancel('alice', second.taskId);
+    await control;
+    expect(calls).toBe(0);
+  });
+});
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let tries = 0; !condition() && tries < 2000; tries++) await new Promise((r) => setTimeout(r, 1));
+  expect(condition()).toBe(true);
+}
