@@ -7,6 +7,12 @@ export interface JsonRpcErrorObject {
   data?: unknown;
 }
 
+/**
+ * JSON-RPC's internal error: what a task's outcome carries when its work failed without an error of its own. The one
+ * error code the engine knows; rpc's `ErrorCodes.INTERNAL_ERROR` is this constant.
+ */
+export const INTERNAL_ERROR_CODE = -32603;
+
 /** What the underlying request produced: its JSON-RPC result or its JSON-RPC error. */
 export type TaskOutcome =
   { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: JsonRpcErrorObject };
