@@ -1,7 +1,7 @@
 import { jsonBytes } from './jsonBytes.js';
 import { nestsDeeperThan } from './jsonDepth.js';
 import { TaskLimitError, TaskTooDeepError, TaskTooLargeError } from './TaskError.js';
-import type { RetentionPolicy, RetentionRequest, TaskOutcome } from './TaskRecord.js';
+import { INTERNAL_ERROR_CODE, type RetentionPolicy, type RetentionRequest, type TaskOutcome } from './TaskRecord.js';
 import type { OwnerLimitKind } from './TaskStore.js';
 import { DEFAULT_TIMELINE_MAX_ENTRIES } from './TaskTimeline.js';
 
@@ -102,6 +102,6 @@ export function capOutcome(
   if (bytes <= max) return undefined;
   const size = Number.isFinite(bytes) ? `${bytes} bytes` : 'too deeply nested to store';
   const message = `The task's result is too large to store (${size}; the limit is ${max} bytes)`;
-  const error = { code: -32603, message, data: { limit: 'result_size', maxBytes: max } };
+  const error = { code: INTERNAL_ERROR_CODE, message, data: { limit: 'result_size', maxBytes: max } };
   return { outcome: { kind: 'error', error }, statusMessage: message, bytes };
 }

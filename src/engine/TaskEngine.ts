@@ -11,7 +11,14 @@ import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import type { ListResult, TaskEngineOptions } from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
-import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
+import {
+  INTERNAL_ERROR_CODE,
+  type InputAnswer,
+  type JsonRpcErrorObject,
+  type ProgressUpdate,
+  type TaskOutcome,
+  type TaskRecord,
+} from './TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
 import type { TimelineEntry } from './TaskTimeline.js';
 import { TaskWaiting } from './TaskWaiting.js';
@@ -305,7 +312,10 @@ export class TaskEngine implements EngineHandle {
 
   /** Fails a task with a diagnostic statusMessage (spec R61) and, optionally, the JSON-RPC error to return for it. */
   async fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean> {
-    const outcome: TaskOutcome = { kind: 'error', error: error ?? { code: -32603, message: statusMessage } };
+    const outcome: TaskOutcome = {
+      kind: 'error',
+      error: error ?? { code: INTERNAL_ERROR_CODE, message: statusMessage },
+    };
     return this.complete(taskId, outcome, statusMessage);
   }
 

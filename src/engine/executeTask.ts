@@ -1,4 +1,5 @@
 import type { EngineHandle, TaskWork, TaskWorkContext } from './Executor.js';
+import { INTERNAL_ERROR_CODE } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
 
 /**
@@ -41,7 +42,7 @@ export async function executeTask(
   } catch (error) {
     if (controller.signal.aborted) return;
     const message = error instanceof Error ? error.message : String(error);
-    await engine.fail(taskId, `The task's work failed: ${message}`, { code: -32603, message });
+    await engine.fail(taskId, `The task's work failed: ${message}`, { code: INTERNAL_ERROR_CODE, message });
   } finally {
     stopObserving();
   }

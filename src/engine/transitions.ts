@@ -3,7 +3,15 @@ import { randomBytes } from 'node:crypto';
 import type { RecoveryDecision } from './RecoveryPolicy.js';
 import { StaleLeaseError } from './StepJournal.js';
 import { InvalidTransitionError, TaskTerminalError } from './TaskError.js';
-import type { InputAnswer, PendingInput, ProgressUpdate, TaskOutcome, TaskProgress, TaskRecord } from './TaskRecord.js';
+import {
+  INTERNAL_ERROR_CODE,
+  type InputAnswer,
+  type PendingInput,
+  type ProgressUpdate,
+  type TaskOutcome,
+  type TaskProgress,
+  type TaskRecord,
+} from './TaskRecord.js';
 import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
 
 /**
@@ -279,7 +287,7 @@ export function recover(
     const failed: TaskRecord = {
       ...record,
       recovery: 'failed-after-crash',
-      outcome: { kind: 'error', error: { code: -32603, message: decision.statusMessage } },
+      outcome: { kind: 'error', error: { code: INTERNAL_ERROR_CODE, message: decision.statusMessage } },
     };
     return toTerminal(failed, 'failed', now, decision.statusMessage);
   }

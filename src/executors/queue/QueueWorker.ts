@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { DelayedError, Worker, type Job } from 'bullmq';
 
 import {
+  INTERNAL_ERROR_CODE,
   isTerminal,
   type EngineHandle,
   type EngineLogger,
@@ -276,7 +277,7 @@ export class QueueWorker {
       } catch (error) {
         if (controller.signal.aborted) return this.aborted(task, attempt, controller.signal);
         const message = error instanceof Error ? error.message : String(error);
-        outcome = { kind: 'error', error: { code: -32603, message } };
+        outcome = { kind: 'error', error: { code: INTERNAL_ERROR_CODE, message } };
         statusMessage = `The task's work failed: ${message}`;
       }
       if (controller.signal.aborted) return this.aborted(task, attempt, controller.signal);
