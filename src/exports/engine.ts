@@ -28,6 +28,9 @@ export type { InsertResult, ListPosition, OwnerLimitKind, OwnerLimits, TaskStore
 export { ANY_OWNER, type OwnerScope } from '../engine/index.js';
 export { LocalEventBus, type TaskEventBus } from '../engine/index.js';
 export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
+// Optional store capabilities: a task's timeline, reads across owners for operators.
+export type { TaskTimelineStore, TimelineEntry } from '../engine/index.js';
+export type { BrowseFilter, BrowsePosition, TaskBrowseStore } from '../engine/index.js';
 
 // The executor contract.
 export type {
@@ -39,6 +42,8 @@ export type {
   TaskWorkContext,
 } from '../engine/index.js';
 export { SUSPENDED, toolOf, type ToolConcurrency } from '../engine/index.js';
+// The run path every executor takes: claim, lease, run the work, settle.
+export { executeTask } from '../engine/index.js';
 export type { Clock, EngineLogger, TaskEngine } from '../engine/index.js';
 export { systemClock } from '../engine/index.js';
 
