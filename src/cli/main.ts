@@ -126,6 +126,11 @@ function program(
       (value: string, all: string[]) => [...all, value],
       [],
     )
+    .addOption(
+      new Option('--upstream-dialect <dialect>', 'tasks generation spoken to the upstream (sep-1686 must be named)')
+        .choices(['auto', '2025-11-25', 'ext-2026', 'sep-1686'])
+        .default('auto'),
+    )
     .option('--port <port>', 'port for Streamable HTTP (0 picks one)', '3000')
     .option('--host <host>', 'interface to listen on', '127.0.0.1')
     .option('--stdio', 'serve over stdio instead of HTTP')

@@ -5,6 +5,7 @@ import {
   TaskConnectionError,
   TaskRpcError,
   isHttpTarget,
+  type DialectPreference,
   targetKey,
   type InputContext,
   type TaskTarget,
@@ -28,6 +29,11 @@ export interface UpstreamOptions {
   logger: McpTasks['logger'];
   /** Restart backoff of a stdio upstream that exited: doubles from `initialDelayMs` up to `maxDelayMs`. */
   restart?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * The tasks generation spoken to the upstream. `auto` (default) negotiates 2025-11-25 or the 2026 extension;
+   * SEP-1686 has no negotiation, so an upstream that serves it is named here.
+   */
+  dialect?: DialectPreference;
   clientInfo?: { name: string; version: string };
 }
 
@@ -123,6 +129,11 @@ export class Upstream {
     return client.protocolEra === 'modern' && typeof extensions?.[TASKS_EXTENSION] === 'object';
   }
 
+  /** SEP-1686 declares nothing per tool: any call may ask for a task, and an upstream without tasks just answers. */
+  get requestorChosenTasks(): boolean {
+    return this.options.dialect === 'sep-1686';
+  }
+
   /** The upstream's tool by name (listed once, again after `notifications/tools/list_changed`). */
   async tool(name: string): Promise<Tool | undefined> {
     return (await this.toolMap()).get(name);
@@ -208,6 +219,7 @@ export class Upstream {
   private clientOptions() {
     return {
       clientInfo: this.options.clientInfo ?? { name: 'mcp-tasks-proxy', version: '0.1.0' },
+      ...(this.options.dialect !== undefined && { dialect: this.options.dialect }),
       elicitation: (params: Record<string, unknown>, context: InputContext) =>
         this.route('elicitation/create', params, context) as never,
       sampling: (params: Record<string, unknown>, context: InputContext) =>

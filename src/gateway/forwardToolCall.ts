@@ -91,7 +91,12 @@ async function forwardOnce(
   if (hooks.resume) return followUpstreamTask(upstream, params, hooks, hooks.resume);
   const support = (await upstream.tool(params.name))?.execution?.taskSupport;
   // The 2026 extension has no per-tool declaration: the server decides per call, so every call may become one.
-  if (support === 'required' || (support === 'optional' && hooks.asTask) || (await upstream.serverDirectedTasks())) {
+  // SEP-1686 has none either: the requestor asks, so a task of the gateway asks the upstream for one.
+  if (
+    support === 'required' ||
+    ((support === 'optional' || upstream.requestorChosenTasks) && hooks.asTask) ||
+    (await upstream.serverDirectedTasks())
+  ) {
     return followUpstreamTask(upstream, params, hooks, undefined);
   }
   const unregister = upstream.register({ requestInput: (request) => answerInput(hooks, request) });

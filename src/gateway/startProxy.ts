@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
-import type { TaskTarget } from '../client/index.js';
+import type { DialectPreference, TaskTarget } from '../client/index.js';
 import { createMcpTasks, guardStdin, jwtAuth, serveHttp, type McpTasks } from '../server/index.js';
 import { queueExecutor, runWorker, type WorkerHandle } from '../server/worker/index.js';
 import { bridgedRecovery } from './bridgedRecovery.js';
@@ -13,6 +13,8 @@ import { Upstream } from './Upstream.js';
 export interface ProxyOptions {
   /** The server in front of which tasks are put: a command to spawn (stdio) or a Streamable HTTP URL. */
   upstream: TaskTarget;
+  /** The tasks generation spoken to the upstream (default `auto`; SEP-1686 must be named, it has no negotiation). */
+  upstreamDialect?: DialectPreference;
   /** Serve Streamable HTTP (default 127.0.0.1:3000, port 0 picks one) or stdio. */
   serve: { kind: 'http'; port?: number; host?: string } | { kind: 'stdio' };
   /** Task store spec (SQLite path, `memory`, `postgres://…`, `redis://…`). Default `./mcp-tasks.db`. */
@@ -43,6 +45,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     target: options.upstream,
     logger,
     ...(config.restart && { restart: config.restart }),
+    ...(options.upstreamDialect !== undefined && { dialect: options.upstreamDialect }),
   });
   const policies = new ToolPolicies(toolRulesOf(config, options.tools ?? []));
   const info = upstream.serverInfo

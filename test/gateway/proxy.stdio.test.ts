@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TaskClient, textOf, type TaskSnapshot } from '../../src/client/index.js';
+import { SEP_TASK_META } from '../../src/client/dialects/sep1686.js';
+import { HttpPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
   CLI,
@@ -18,6 +21,7 @@ import {
   WIRETAP,
   type ProxyProcess,
 } from './helpers/proxyProcess.js';
+import { allDrivers, type Driver, type DriverCall } from './helpers/drivers.js';
 
 /**
  * The gateway in front of @modelcontextprotocol/server-everything spawned over stdio (behind a wiretap that records
@@ -146,35 +150,66 @@ for (const dialect of ['2025-11-25', 'ext-2026', 'sep-1686'] as const) {
   });
 }
 
-describe('gateway over stdio: progress, cancellation, other requestors', () => {
-  it("reports the upstream's progress to the requestor and as the statusMessage", async () => {
-    const client = await connect('2025-11-25');
-    const seen: TaskSnapshot[] = [];
-    const handle = await client.callTool('trigger-long-running-operation', { duration: 1.2, steps: 4 });
-    handle.onUpdate((snapshot) => seen.push(snapshot));
-    expect(textOf(await handle.result())).toContain('Steps: 4');
-    expect(seen.some((s) => s.progress?.total === 4 && s.progress.progress >= 1)).toBe(true);
-    expect(seen.some((s) => /^\d\/4$/.test(s.statusMessage ?? ''))).toBe(true);
-  });
+for (const dialect of ['2025-11-25', 'ext-2026', 'sep-1686'] as const) {
+  describe(`gateway over stdio: progress and cancellation, requestor in ${dialect}`, () => {
+    it("reports the upstream's progress to the requestor and as the statusMessage", async () => {
+      const client = await connect(dialect);
+      const seen: TaskSnapshot[] = [];
+      const handle = await client.callTool('trigger-long-running-operation', { duration: 1.2, steps: 4 });
+      handle.onUpdate((snapshot) => seen.push(snapshot));
+      expect(textOf(await handle.result())).toContain('Steps: 4');
+      // What each generation carries of it: 2025-11-25 progress notifications on the original token and the
+      // statusMessage; the 2026 extension the statusMessage only (no progress on tasks, spec E16); SEP-1686 has no
+      // statusMessage, and this client's task requests carry no progressToken (the raw test below sends one).
+      if (dialect !== 'sep-1686') expect(seen.some((s) => /^\d\/4$/.test(s.statusMessage ?? ''))).toBe(true);
+      if (dialect === '2025-11-25')
+        expect(seen.some((s) => s.progress?.total === 4 && s.progress.progress >= 1)).toBe(true);
+    });
 
-  it('a cancel reaches the upstream call as notifications/cancelled', async () => {
-    const client = await connect('2025-11-25');
-    const before = upstreamCalls('trigger-long-running-operation').length;
-    const handle = await client.callTool('trigger-long-running-operation', { duration: 30, steps: 30 });
-    const call = await until(() => upstreamCalls('trigger-long-running-operation')[before], 10_000, 'the call');
-    const outcome = await handle.cancel();
-    expect(outcome.status).toBe('cancelled');
-    const cancelled = await until(
-      () =>
-        wiretap(log).messages.find(
-          (m) =>
-            m['method'] === 'notifications/cancelled' &&
-            (m['params'] as { requestId?: unknown }).requestId === call['id'],
-        ),
-      10_000,
-      'notifications/cancelled upstream',
-    );
-    expect(cancelled).toBeDefined();
+    it('a cancel reaches the upstream call as notifications/cancelled', async () => {
+      const client = await connect(dialect);
+      const before = upstreamCalls('trigger-long-running-operation').length;
+      const handle = await client.callTool('trigger-long-running-operation', { duration: 30, steps: 30 });
+      const call = await until(() => upstreamCalls('trigger-long-running-operation')[before], 10_000, 'the call');
+      const outcome = await handle.cancel();
+      expect(outcome.status).toBe('cancelled');
+      const cancelled = await until(
+        () =>
+          wiretap(log).messages.find(
+            (m) =>
+              m['method'] === 'notifications/cancelled' &&
+              (m['params'] as { requestId?: unknown }).requestId === call['id'],
+          ),
+        10_000,
+        'notifications/cancelled upstream',
+      );
+      expect(cancelled).toBeDefined();
+    });
+  });
+}
+
+describe('gateway over stdio: other requestors', () => {
+  it("sends the upstream's progress on a SEP-1686 original request that carries a progressToken", async () => {
+    const peer = new HttpPeer(proxy.url);
+    try {
+      await peer.initialize({});
+      // Progress of a task goes to the connection that created it: the session's notification stream.
+      await peer.openNotificationStream();
+      const response = await peer.request('tools/call', {
+        name: 'trigger-long-running-operation',
+        arguments: { duration: 1.2, steps: 4 },
+        _meta: { progressToken: 'sep-progress', [SEP_TASK_META]: { taskId: randomUUID() } },
+      });
+      expect(JSON.stringify(response)).toContain('Long running operation completed');
+      const progress = peer.notifications.filter(
+        (m) =>
+          m['method'] === 'notifications/progress' &&
+          (m['params'] as { progressToken?: unknown }).progressToken === 'sep-progress',
+      );
+      expect(progress.some((m) => (m['params'] as { total?: number }).total === 4)).toBe(true);
+    } finally {
+      await peer.close();
+    }
   });
 
   it("the SDK 1.32 client's callToolStream runs a bridged task through the gateway", async () => {
@@ -220,31 +255,75 @@ describe('gateway over stdio: the mcp-tasks command line as requestor', () => {
   });
 });
 
-describe('gateway over stdio: the upstream crashes', () => {
-  it('fails a call in flight with a clear statusMessage, and restarts the upstream', async () => {
-    const client = await connect('2025-11-25', () => new Promise<never>(() => {}));
-    const handle = await client.callTool('trigger-elicitation-request', {});
-    await until(() => handle.status === 'input_required', 10_000, 'input_required');
-    const { pid } = wiretap(log);
-    process.kill(pid as number, 'SIGKILL');
-    const outcome = await handle.outcome();
-    expect(outcome.status).toBe('failed');
-    expect(outcome.snapshot.statusMessage).toMatch(/upstream server .* not marked retry-safe/);
-    // Restarted with backoff: the next call works.
-    await until(() => wiretap(log).pid !== pid, 10_000, 'a new upstream');
-    const again = await connect('2025-11-25');
-    expect(textOf(await (await again.callTool('echo', { message: 'back' })).result())).toContain('back');
+describe('gateway over stdio: the upstream crashes, every requestor', () => {
+  // A second gateway where the long tool is not retry-safe, so calls cut off by a crash fail.
+  const strictLog = join(dir, 'strict-upstream.jsonl');
+  let strict: ProxyProcess;
+  let strictDrivers: Driver[] = [];
+  let drivers: Driver[] = [];
+  const callsIn = (file: string, tool: string) =>
+    wiretap(file).messages.filter(
+      (m) => m['method'] === 'tools/call' && (m['params'] as { name?: string } | undefined)?.name === tool,
+    ).length;
+
+  beforeAll(async () => {
+    const config = join(dir, 'strict.json');
+    writeFileSync(config, JSON.stringify({ restart: { initialDelayMs: 100 }, bindToSession: true }));
+    strict = await startProxyProcess([
+      '--store',
+      'memory',
+      '--config',
+      config,
+      '--',
+      process.execPath,
+      WIRETAP,
+      strictLog,
+      ...EVERYTHING_STDIO,
+    ]);
+    strictDrivers = allDrivers({ url: () => strict.url });
+    drivers = allDrivers({ url: () => proxy.url });
+  });
+  afterAll(async () => {
+    for (const driver of [...strictDrivers, ...drivers]) await driver.close();
+    await strict?.stop();
   });
 
-  it('runs a retry-safe call again on the restarted upstream', async () => {
-    const client = await connect('2025-11-25');
-    const before = upstreamCalls('trigger-long-running-operation').length;
-    const handle = await client.callTool('trigger-long-running-operation', { duration: 1, steps: 2 });
-    await until(() => upstreamCalls('trigger-long-running-operation')[before], 10_000, 'the call');
+  it('fails the calls in flight with a clear statusMessage, and restarts the upstream', async () => {
+    const tool = 'trigger-long-running-operation';
+    const before = callsIn(strictLog, tool);
+    const calls = await Promise.all(strictDrivers.map((driver) => driver.call(tool, { duration: 30, steps: 30 })));
+    await until(() => callsIn(strictLog, tool) >= before + calls.length, 20_000, 'every call upstream');
+    const { pid } = wiretap(strictLog);
+    process.kill(pid as number, 'SIGKILL');
+    for (const [index, driver] of strictDrivers.entries()) {
+      const outcome = await (calls[index] as DriverCall).outcome();
+      expect(outcome.status, driver.name).toBe('failed');
+      expect(outcome.statusMessage ?? outcome.text, driver.name).toMatch(
+        /upstream server \(stdio .*\) failed tools\/call: .*not marked retry-safe/,
+      );
+    }
+    // Restarted with backoff: the next call works.
+    await until(() => wiretap(strictLog).pid !== pid, 10_000, 'a new upstream');
+    const again = await (strictDrivers[0] as Driver).call('echo', { message: 'back' });
+    expect((await again.outcome()).text).toContain('back');
+    // Nothing was run twice.
+    expect(callsIn(strictLog, tool)).toBe(before + calls.length);
+  });
+
+  it('runs retry-safe calls again on the restarted upstream', async () => {
+    const tool = 'trigger-long-running-operation';
+    const before = callsIn(log, tool);
+    // Long enough that no call is over before the slowest requestor (a CLI process) has started its own.
+    const calls = await Promise.all(drivers.map((driver) => driver.call(tool, { duration: 15, steps: 3 })));
+    await until(() => callsIn(log, tool) >= before + calls.length, 20_000, 'every call upstream');
     const { pid } = wiretap(log);
     process.kill(pid as number, 'SIGKILL');
-    expect(textOf(await handle.result())).toContain('Long running operation completed');
-    expect(upstreamCalls('trigger-long-running-operation').length).toBe(before + 2);
+    for (const [index, driver] of drivers.entries()) {
+      const outcome = await (calls[index] as DriverCall).outcome();
+      expect(outcome.status, driver.name).toBe('completed');
+      expect(outcome.text, driver.name).toContain('Long running operation completed');
+    }
+    expect(callsIn(log, tool)).toBe(before + 2 * calls.length);
     expect(wiretap(log).pid).not.toBe(pid);
   });
 });

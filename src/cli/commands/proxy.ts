@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-import type { TaskTarget } from '../../client/index.js';
+import type { DialectPreference, TaskTarget } from '../../client/index.js';
 import { parseProxyConfig, parseToolsOption, startProxy, type ProxyConfig } from '../../gateway/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
@@ -9,6 +9,7 @@ import { UsageError } from '../UsageError.js';
 export interface ProxyCommandOptions {
   upstream?: string;
   upstreamHeader: string[];
+  upstreamDialect: DialectPreference;
   port: string;
   host: string;
   stdio?: boolean;
@@ -98,6 +99,7 @@ export async function runProxy(
   try {
     proxy = await startProxy({
       upstream: target,
+      upstreamDialect: options.upstreamDialect,
       serve: options.stdio === true ? { kind: 'stdio' } : { kind: 'http', port, host: options.host },
       ...(store !== undefined && { store }),
       ...(redisUrl !== undefined && {

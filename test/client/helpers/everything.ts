@@ -56,7 +56,8 @@ export async function startEverythingHttp(): Promise<RunningServer> {
     url: `http://127.0.0.1:${port}/mcp`,
     process: child,
     async stop() {
-      if (child.exitCode !== null) return;
+      // A killed child has a signalCode and no exitCode: without this check a second stop waits for ever.
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGKILL');
       await once(child, 'exit');
     },

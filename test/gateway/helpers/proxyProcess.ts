@@ -3,6 +3,8 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
+import Database from 'better-sqlite3';
+
 import { EVERYTHING_ENTRY } from '../../client/helpers/everything.js';
 
 export const CLI = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
@@ -77,5 +79,21 @@ export async function until<T>(probe: () => T | undefined | false, timeoutMs = 1
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/**
+ * A gateway task as its SQLite store holds it, by the id its requestor knows (a SEP-1686 requestor's id is its key
+ * for the task, not the stored id).
+ */
+export function storedTask(db: string, taskId: string): { meta: Record<string, unknown> } | undefined {
+  const sqlite = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    const row = sqlite
+      .prepare('SELECT data FROM mcp_tasks WHERE task_id = ? OR idempotency_key = ?')
+      .get(taskId, taskId) as { data: string } | undefined;
+    return row && (JSON.parse(row.data) as { meta: Record<string, unknown> });
+  } finally {
+    sqlite.close();
   }
 }
