@@ -4,8 +4,15 @@
 export type { CallToolResult, Tool } from '../client/index.js';
 export { TaskClient, type CallToolOptions, type TaskClientOptions, type TaskList } from '../client/index.js';
 export { TaskHandle, type TaskProgress, type TaskSnapshot } from '../client/index.js';
-export { outcomeError, textOf, type TaskOutcome, type TaskPayload } from '../client/index.js';
-export { isTerminalStatus, TASK_STATUSES, type TaskStatus, type TerminalTaskStatus } from '../client/index.js';
+// A remote task's status and outcome as its server reports them (any generation), named apart from the engine's
+// stored TaskStatus and TaskOutcome (mcp-tasks/engine).
+export { outcomeError, textOf, type TaskOutcome as RemoteTaskOutcome, type TaskPayload } from '../client/index.js';
+export {
+  isTerminalStatus,
+  TASK_STATUSES as REMOTE_TASK_STATUSES,
+  type TaskStatus as RemoteTaskStatus,
+  type TerminalTaskStatus,
+} from '../client/index.js';
 export { HandleStore, type StoredHandle } from '../client/index.js';
 export type { CallMode, DialectName, DialectPreference } from '../client/index.js';
 export { DEFAULT_POLL_POLICY, type PollPolicy } from '../client/index.js';
@@ -26,7 +33,8 @@ export {
   TaskConnectionError,
   TaskFailedError,
   TaskInputError,
-  TaskNotFoundError,
+  // The server does not know the task (the engine's TaskNotFoundError is the store's).
+  TaskNotFoundError as RemoteTaskNotFoundError,
   TaskNotSupportedError,
   TaskProtocolError,
   TaskRpcError,
