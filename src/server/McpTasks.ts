@@ -13,6 +13,7 @@ import {
 import { InProcessExecutor } from '../executors/in-process/index.js';
 import { journaledWork } from '../workflow/index.js';
 import {
+  CORE_STATUS_PUSH,
   CoreDialect,
   ExtDialect,
   SepDialect,
@@ -120,7 +121,7 @@ export class McpTasks implements ConnectionHost {
    */
   readonly dialects: readonly ServerDialect[];
   /** A connection pushes 2025-11-25 status notifications for the tasks it created (spec R42). */
-  readonly statusPush: TaskPushView;
+  readonly statusPush: TaskPushView = CORE_STATUS_PUSH;
   private readonly policies = new Map<string, ToolTaskPolicy>();
   private readonly policyOf: ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined) | undefined;
   private readonly connections = new Map<string, TaskConnection>();
@@ -143,7 +144,6 @@ export class McpTasks implements ConnectionHost {
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
     this.dialects = [...(this.fallback ? [this.fallback] : []), this.sep, this.core, this.ext, this.heldCalls];
-    this.statusPush = this.core.statusPush;
     this.rate =
       options.rateLimit === false
         ? undefined

@@ -32,18 +32,18 @@ const OPERATIONS: Record<TaskMethod, TaskOperation> = {
   'tasks/cancel': 'cancel',
 };
 
+/** spec R42 R44: `notifications/tasks/status` on each status change, without related-task _meta. */
+export const CORE_STATUS_PUSH: TaskPushView = {
+  method: 'notifications/tasks/status',
+  key: (record) => record.status,
+  params: (record) => ({ ...toCoreTask(record) }),
+};
+
 /**
  * 2025-11-25 tasks (TASKS-SPEC §1): the requestor augments `tools/call` with `params.task`, the receiver answers with
  * `CreateTaskResult` at once and serves `tasks/get|result|list|cancel`.
  */
 export class CoreDialect implements ServerDialect {
-  /** spec R42 R44: `notifications/tasks/status` on each status change, without related-task _meta. */
-  readonly statusPush: TaskPushView = {
-    method: 'notifications/tasks/status',
-    key: (record) => record.status,
-    params: (record) => ({ ...toCoreTask(record) }),
-  };
-
   /** 2025-era requests only; SEP-1686 claims its own before this dialect is asked (docs/generations.md). */
   claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
     if (session.modern) return undefined;

@@ -10,6 +10,7 @@ import {
   type Decoration,
   type ServerDialect,
   type SessionView,
+  type TaskPushView,
 } from '../shared/index.js';
 import {
   declaresTasksExtension,
@@ -33,6 +34,15 @@ const OPERATIONS: Record<TaskMethod, TaskOperation> = {
   'tasks/get': 'retrieve',
   'tasks/update': 'update',
   'tasks/cancel': 'cancel',
+};
+
+/**
+ * SEP-2663 status push: the full DetailedTask on every change of a task a `subscriptions/listen` stream asked about.
+ */
+export const EXT_STATUS_PUSH: TaskPushView = {
+  method: 'notifications/tasks',
+  key: (record) => JSON.stringify(toDetailedTask(record)),
+  params: toDetailedTask,
 };
 
 /** spec E14: -32021 with the capability the request lacked. */

@@ -1,4 +1,4 @@
-import { declaresTasksExtension, toDetailedTask, type Caller } from '../../dialects/index.js';
+import { declaresTasksExtension, EXT_STATUS_PUSH, pushTaskChanges, type Caller } from '../../dialects/index.js';
 import { ErrorCodes, isObject, type JsonRpcRequest, type RequestId } from '../../rpc/index.js';
 import type { TaskEngine } from '../../engine/index.js';
 
@@ -90,18 +90,7 @@ export async function serveTaskListen(
       // The SDK's acknowledgement comes first on its stream; ours is folded into it.
       if (sdkReader) void pipeSdkStream(sdkReader, honored, write, close);
       if (honored.length === 0) return;
-      for (const taskId of honored) {
-        let last = '';
-        const stop = engine.observe(taskId, (record) => {
-          if (!record) return;
-          const detailed = toDetailedTask(record);
-          const snapshot = JSON.stringify(detailed);
-          if (snapshot === last) return;
-          last = snapshot;
-          notify('notifications/tasks', detailed);
-        });
-        stops.push(stop);
-      }
+      for (const taskId of honored) stops.push(pushTaskChanges(engine, taskId, EXT_STATUS_PUSH, notify));
       const keepAlive = setInterval(() => write(': keepalive\n\n'), KEEP_ALIVE_MS);
       keepAlive.unref();
       stops.push(() => clearInterval(keepAlive));
