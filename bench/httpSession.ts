@@ -5,10 +5,15 @@ export class HttpSession {
 
   constructor(private readonly url: string) {}
 
-  async initialize(): Promise<Record<string, unknown>> {
+  /** The session's `Mcp-Session-Id`, once initialized (undefined for a server without sessions). */
+  get id(): string | undefined {
+    return this.sessionId;
+  }
+
+  async initialize(capabilities: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const result = await this.request('initialize', {
       protocolVersion: '2025-11-25',
-      capabilities: {},
+      capabilities,
       clientInfo: { name: 'mcp-tasks-bench', version: '1' },
     });
     await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' });

@@ -1,5 +1,4 @@
 // npm run bench:store — store throughput with 1k and 100k tasks stored, and the 100k/1k ratios (goal >= 0.8).
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,31 +6,14 @@ import { join } from 'node:path';
 import type { TaskRecord, TaskStore } from '../src/engine/index.js';
 import { MemoryStore } from '../src/stores/memory/index.js';
 import { SqliteStore } from '../src/stores/sqlite/index.js';
+import { benchRecord } from './benchRecord.js';
 import { fmt, medianOpsPerSecond } from './measure.js';
 
 const OWNERS = 10;
 const PAGE = 50;
 
 function record(i: number, now: number): TaskRecord {
-  return {
-    taskId: randomUUID(),
-    owner: `owner-${i % OWNERS}`,
-    status: 'working',
-    createdAt: now + i,
-    lastUpdatedAt: now + i,
-    retention: { kind: 'ttl', ttlMs: 86_400_000 },
-    expiresAt: now + i + 86_400_000,
-    request: { method: 'tools/call', params: { name: 'index-directory', arguments: { path: `/data/${i}` } } },
-    inputRequests: {},
-    inputAnswers: {},
-    nextInputSeq: 1,
-    dialect: 'bench',
-    toolErrorStatus: 'failed',
-    retrySafe: false,
-    attempts: 0,
-    meta: {},
-    version: 1,
-  };
+  return benchRecord(i, now, OWNERS);
 }
 
 interface Figures {

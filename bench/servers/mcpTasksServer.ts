@@ -1,4 +1,5 @@
 // Benchmark server: an SDK 2.x server with mcp-tasks attached (store from MCP_TASKS_STORE, default memory).
+// SIGUSR2 prints the process's memory after a full collection (run with --expose-gc) on stderr.
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
@@ -15,18 +16,35 @@ function createServer(): McpServer {
       return { content: [{ type: 'text', text: 'done' }], structuredContent: { completedAt: preciseNow() } };
     },
   );
+  server.registerTool(
+    'ask',
+    { description: 'Asks the client a question and waits for the answer', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      const form = { type: 'object' as const, properties: { answer: { type: 'string' as const } } };
+      const answer = await ctx.mcpReq.elicitInput({ message: 'Answer?', requestedSchema: form } as never);
+      return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
+    },
+  );
   return server;
 }
 
 const tasks = await createMcpTasks({
   server: createServer,
-  tools: { complete_at: { taskSupport: 'optional', pollIntervalMs: 1000 } },
+  tools: {
+    complete_at: { taskSupport: 'optional', pollIntervalMs: 1000 },
+    ask: { taskSupport: 'required', pollIntervalMs: 1000 },
+  },
   store: process.env['MCP_TASKS_STORE'] ?? 'memory',
   rateLimit: false,
+  ...(process.env['MCP_TASKS_CONCURRENCY'] && { concurrency: Number(process.env['MCP_TASKS_CONCURRENCY']) }),
   limits: { maxActivePerOwner: 1_000_000, maxStoredPerOwner: 1_000_000 },
 });
 const http = await serveHttp(tasks, createServer, { port: 0 });
 console.log(`listening on ${http.url}`);
+process.on('SIGUSR2', () => {
+  (globalThis as { gc?: () => void }).gc?.();
+  console.error(`memory ${JSON.stringify(process.memoryUsage())}`);
+});
 process.on(
   'SIGTERM',
   () =>

@@ -1,0 +1,281 @@
+// npm run bench:compare — in one run, under load from autocannon (32 connections): ping/s, tasks/get/s and task
+// lifecycles/s (task-augmented tools/call of a 0 ms tool → tasks/result) with p99 for a bare Node http handler (the
+// machine's limit), an equivalent server on SDK 1.32's experimental tasks (in-memory) and mcp-tasks on memory and on
+// SQLite (synchronous=FULL); the ratios the performance goals use; the server's RSS per 10k finished and per 10k
+// waiting tasks; and store get/list-page throughput with COMPARE_LARGE tasks stored in SQLite against 1k.
+// COMPARE_SECONDS (default 5) is the length of each load run; COMPARE_RSS_TASKS (default 10000) the tasks the RSS
+// figures are measured over; COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to
+// fill) the number of tasks of the large store.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import Database from 'better-sqlite3';
+
+import type { TaskRecord } from '../src/engine/index.js';
+import { SqliteStore } from '../src/stores/sqlite/index.js';
+import { benchRecord } from './benchRecord.js';
+import { HttpSession } from './httpSession.js';
+import { lifecycleLoad, requestLoad, type LoadOptions, type LoadResult } from './loadGenerator.js';
+import { fmt, medianOpsPerSecond } from './measure.js';
+
+const CONNECTIONS = 32;
+const SECONDS = Number(process.env['COMPARE_SECONDS'] ?? 5);
+const LARGE = Number(process.env['COMPARE_LARGE'] ?? 100_000);
+const RSS_TASKS = Number(process.env['COMPARE_RSS_TASKS'] ?? 10_000);
+
+const load = () =>
+  `load ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')}`;
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+  stderr: string[];
+}
+
+async function start(script: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<Server> {
+  const child = spawn(process.execPath, [...nodeFlags, fileURLToPath(new URL(script, import.meta.url))], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(...chunk.toString().split('\n')));
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      const match = /listening on (\S+)/.exec(chunk.toString());
+      if (match) resolve(match[1] as string);
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${stderr.join('\n')}`)));
+  });
+  return { child, url, stderr };
+}
+
+async function stop(server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+async function openSessions(url: string, count: number, capabilities?: Record<string, unknown>) {
+  const sessions: HttpSession[] = [];
+  for (let i = 0; i < count; i++) {
+    const session = new HttpSession(url);
+    await session.initialize(capabilities);
+    sessions.push(session);
+  }
+  return sessions;
+}
+
+async function finishedTask(session: HttpSession): Promise<string> {
+  const created = await session.request('tools/call', { name: 'complete_at', arguments: { at: 0 }, task: {} });
+  const taskId = (created['task'] as { taskId: string }).taskId;
+  await session.request('tasks/result', { taskId });
+  return taskId;
+}
+
+interface Row {
+  name: string;
+  ping: LoadResult;
+  get?: LoadResult;
+  lifecycle?: LoadResult;
+  load: string;
+}
+
+async function measureServer(name: string, script: string, env: Record<string, string> = {}): Promise<Row> {
+  const server = await start(script, env);
+  try {
+    const tasky = !script.includes('bare');
+    const sessions = tasky ? await openSessions(server.url, CONNECTIONS) : [];
+    const options: LoadOptions = {
+      url: server.url,
+      sessions: sessions.map((s) => s.id as string),
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+    };
+    const ping = await requestLoad(options, 'ping');
+    if (!tasky) return { name, ping, load: load() };
+    const taskIds = await Promise.all(sessions.map(finishedTask));
+    const get = await requestLoad(options, 'tasks/get', (session) => ({ taskId: taskIds[session] }));
+    const lifecycle = await lifecycleLoad(options, 'complete_at', { at: 0 });
+    return { name, ping, get, lifecycle, load: load() };
+  } finally {
+    await stop(server);
+  }
+}
+
+/** RSS of the server process after a full collection, in MiB. */
+async function rssMiB(server: Server): Promise<number> {
+  const seen = server.stderr.length;
+  server.child.kill('SIGUSR2');
+  for (;;) {
+    const line = server.stderr.slice(seen).find((l) => l.startsWith('memory '));
+    if (line) return (JSON.parse(line.slice(7)) as { rss: number }).rss / 1024 / 1024;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Runs `count` calls of `each` over `sessions`, 32 at a time. */
+async function spread(sessions: HttpSession[], count: number, each: (s: HttpSession) => Promise<unknown>) {
+  let issued = 0;
+  await Promise.all(
+    sessions.map(async (session) => {
+      while (issued++ < count) await each(session);
+    }),
+  );
+}
+
+/** RSS growth of an mcp-tasks server per 10k finished tasks and per 10k tasks waiting for input. */
+async function measureRss(store: string): Promise<{ finished: number; waiting: number; load: string }> {
+  const server = await start(
+    './servers/mcpTasksServer.js',
+    { MCP_TASKS_STORE: store, MCP_TASKS_CONCURRENCY: String(RSS_TASKS * 2) },
+    ['--expose-gc'],
+  );
+  try {
+    const sessions = await openSessions(server.url, CONNECTIONS, { elicitation: {} });
+    await spread(sessions, 500, finishedTask);
+    const before = await rssMiB(server);
+    await spread(sessions, RSS_TASKS, finishedTask);
+    const afterFinished = await rssMiB(server);
+    const waiting: Array<[HttpSession, string]> = [];
+    await spread(sessions, RSS_TASKS, async (session) => {
+      const created = await session.request('tools/call', { name: 'ask', arguments: {}, task: {} });
+      waiting.push([session, (created['task'] as { taskId: string }).taskId]);
+    });
+    // Every task has asked its question (input_required) before the figure is taken.
+    let checked = 0;
+    await Promise.all(
+      sessions.map(async () => {
+        for (let entry = waiting[checked++]; entry; entry = waiting[checked++]) {
+          const [session, taskId] = entry;
+          while ((await session.request('tasks/get', { taskId }))['status'] !== 'input_required') {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+          }
+        }
+      }),
+    );
+    const afterWaiting = await rssMiB(server);
+    const per10k = 10_000 / RSS_TASKS;
+    return {
+      finished: (afterFinished - before) * per10k,
+      waiting: (afterWaiting - afterFinished) * per10k,
+      load: load(),
+    };
+  } finally {
+    await stop(server);
+  }
+}
+
+/** Fills a SQLite file with `size` tasks of 10 owners in large transactions (the filling is not measured). */
+async function filledStore(path: string, size: number): Promise<{ store: SqliteStore; ids: string[] }> {
+  const init = new SqliteStore({ path });
+  await init.init();
+  await init.close();
+  const db = new Database(path);
+  const insert = db.prepare(
+    `INSERT INTO mcp_tasks (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data)
+     VALUES (?, ?, ?, ?, ?, NULL, NULL, NULL, ?, ?)`,
+  );
+  const now = Date.now();
+  const ids: string[] = [];
+  const batch = db.transaction((from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const r: TaskRecord = benchRecord(i, now, 10);
+      ids.push(r.taskId);
+      insert.run(r.taskId, r.owner, r.status, r.createdAt, r.expiresAt, r.version, JSON.stringify(r));
+    }
+  });
+  for (let from = 0; from < size; from += 50_000) batch(from, Math.min(size, from + 50_000));
+  db.close();
+  const store = new SqliteStore({ path });
+  await store.init();
+  return { store, ids };
+}
+
+async function storeFigures(path: string, size: number): Promise<{ get: number; list: number }> {
+  const { store, ids } = await filledStore(path, size);
+  try {
+    const now = Date.now();
+    const get = await medianOpsPerSecond(async (i) => {
+      await store.get(ids[(i * 104_729) % ids.length] as string);
+    });
+    const list = await medianOpsPerSecond(async (i) => {
+      await store.list(`owner-${i % 10}`, { limit: 50, now });
+    });
+    return { get, list };
+  } finally {
+    await store.close();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-compare-'));
+try {
+  console.log(
+    `bench:compare — autocannon, ${CONNECTIONS} connections, ${SECONDS} s per figure; lifecycle = tools/call as task (0 ms tool) → tasks/result\n`,
+  );
+  const rows: Row[] = [];
+  for (const [name, script, env] of [
+    ['bare Node http handler (the limit)', './servers/bareHttpServer.js', {}],
+    ['SDK 1.32 experimental (memory)', './servers/sdkV1TaskServer.js', {}],
+    ['mcp-tasks, memory store', './servers/mcpTasksServer.js', { MCP_TASKS_STORE: 'memory' }],
+    ['mcp-tasks, SQLite (sync=FULL)', './servers/mcpTasksServer.js', { MCP_TASKS_STORE: join(dir, 'bench.db') }],
+  ] as const) {
+    const row = await measureServer(name, script, env);
+    rows.push(row);
+    const cell = (r: LoadResult | undefined, withP99 = false) =>
+      r
+        ? `${fmt(r.perSecond).padStart(7)}${withP99 ? ` (p99 ${fmt(r.p99)} ms)` : ''}${r.errors ? ` [${r.errors} errors]` : ''}`
+        : '—'.padStart(7);
+    console.log(
+      `${row.name.padEnd(34)} ping/s ${cell(row.ping)}  tasks/get/s ${cell(row.get)}  lifecycles/s ${cell(row.lifecycle, true)}  (${row.load})`,
+    );
+  }
+  const [bare, sdk, memory, sqlite] = rows as [Row, Row, Row, Row];
+  const ratio = (a: number | undefined, b: number | undefined) => fmt((a ?? NaN) / (b ?? NaN), 2);
+  console.log('\nratios (goals in brackets):');
+  console.log(
+    `  tasks/get/s ÷ bare ping/s          memory ${ratio(memory.get?.perSecond, bare.ping.perSecond)}  SQLite ${ratio(sqlite.get?.perSecond, bare.ping.perSecond)}  [≥ 0.5]`,
+  );
+  console.log(
+    `  lifecycles/s ÷ own ping/s          memory ${ratio(memory.lifecycle?.perSecond, memory.ping.perSecond)}  SQLite ${ratio(sqlite.lifecycle?.perSecond, sqlite.ping.perSecond)}  [SQLite ≥ 0.4]`,
+  );
+  console.log(
+    `  lifecycles/s ÷ SDK 1.32            memory ${ratio(memory.lifecycle?.perSecond, sdk.lifecycle?.perSecond)}  SQLite ${ratio(sqlite.lifecycle?.perSecond, sdk.lifecycle?.perSecond)}  [memory ≥ 5, SQLite ≥ 3]`,
+  );
+  console.log(
+    `  lifecycle p99                      memory ${fmt(memory.lifecycle?.p99 ?? NaN)} ms  SQLite ${fmt(sqlite.lifecycle?.p99 ?? NaN)} ms  [≤ 50 ms]`,
+  );
+  console.log(
+    `  ping/s ÷ bare ping/s               SDK ${ratio(sdk.ping.perSecond, bare.ping.perSecond)}  memory ${ratio(memory.ping.perSecond, bare.ping.perSecond)}  SQLite ${ratio(sqlite.ping.perSecond, bare.ping.perSecond)}`,
+  );
+
+  console.log(`\nserver RSS growth per 10,000 tasks (after a full GC; measured over ${fmt(RSS_TASKS)}):`);
+  for (const [name, store] of [
+    ['memory store', 'memory'],
+    ['SQLite store', join(dir, 'rss.db')],
+  ] as const) {
+    const rss = await measureRss(store);
+    console.log(
+      `  ${name.padEnd(14)} finished ${fmt(rss.finished, 1)} MiB   waiting for input (input_required) ${fmt(rss.waiting, 1)} MiB  (${rss.load})`,
+    );
+  }
+
+  const small = await storeFigures(join(dir, 'small.db'), 1000);
+  const large = await storeFigures(join(dir, 'large.db'), LARGE);
+  console.log(
+    `\nSQLite store, ops/s with 1k and ${fmt(LARGE)} tasks stored (10 owners, first list page of 50):  (${load()})`,
+  );
+  console.log(`  1k     get ${fmt(small.get).padStart(8)}   list page ${fmt(small.list).padStart(7)}`);
+  console.log(
+    `  ${`${fmt(LARGE / 1000)}k`.padEnd(6)} get ${fmt(large.get).padStart(8)}   list page ${fmt(large.list).padStart(7)}`,
+  );
+  console.log(
+    `  ratio  get ${ratio(large.get, small.get)}   list page ${ratio(large.list, small.list)}  [≥ 0.8 at 1M; COMPARE_LARGE=1000000]`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
