@@ -130,6 +130,28 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect((await store.get(record.taskId))?.status).toBe(winner);
     });
 
+    it('gives each of many concurrent writes to distinct tasks its own outcome, failures included', async () => {
+      const stored = Array.from({ length: 10 }, () => makeRecord());
+      for (const record of stored) await store.insert(record);
+      // Creations issued together (one group commit where the store has one): duplicates fail alone.
+      const fresh = Array.from({ length: 10 }, () => makeRecord());
+      const inserted = await Promise.all([
+        ...fresh.map((record) => store.insert(record)),
+        ...stored.slice(0, 5).map((record) => store.insert(record)),
+      ]);
+      expect(inserted.slice(0, 10).every((r) => r.inserted)).toBe(true);
+      expect(inserted.slice(10).map((r) => !r.inserted && r.reason)).toEqual(Array(5).fill('duplicate_id'));
+      // Compare-and-sets issued together: the stale ones fail alone, the others all land.
+      const replaced = await Promise.all(
+        stored.map((record, i) => store.replace({ ...record, status: 'completed', version: 2 }, i % 2 === 0 ? 1 : 7)),
+      );
+      expect(replaced).toEqual(stored.map((_, i) => i % 2 === 0));
+      for (const [i, record] of stored.entries()) {
+        expect((await store.get(record.taskId))?.status).toBe(i % 2 === 0 ? 'completed' : record.status);
+      }
+      for (const record of fresh) expect((await store.get(record.taskId))?.taskId).toBe(record.taskId);
+    });
+
     it('lists one owner only, newest first, with keyset pages that neither skip nor repeat', async () => {
       const base = 1_700_000_000_000;
       const mine: TaskRecord[] = [];

@@ -15,6 +15,7 @@ import {
 import { migratePostgres } from './migrations.js';
 import { PgBrowse } from './PgBrowse.js';
 import { PgEventBus } from './PgEventBus.js';
+import { PgBatch } from './PgBatch.js';
 import { PgJournal } from './PgJournal.js';
 import { pgNames, type PgNames } from './pgNames.js';
 import { PgTimeline } from './PgTimeline.js';
@@ -72,6 +73,17 @@ export class PostgresStore implements TaskStore {
   private secret: Uint8Array | undefined;
   private closed = false;
   private readonly description: string;
+  /** Concurrent creations and transitions go to the database together (group commit, see PgBatch). */
+  private readonly inserts = new PgBatch<CappedInsert, InsertOutcome>(
+    (items) => this.insertMany(items),
+    (item) => this.insertOne(item),
+    (item) => item.record.taskId,
+  );
+  private readonly replaces = new PgBatch<Replacement, boolean>(
+    (items) => this.replaceMany(items),
+    (item) => this.replaceOne(item),
+    (item) => item.next.taskId,
+  );
 
   constructor(options: PostgresStoreOptions) {
     if (!options.pool && !options.connectionString) throw new Error('PostgresStore needs a connectionString or a pool');
@@ -122,27 +134,13 @@ export class PostgresStore implements TaskStore {
   }
 
   async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
-    const capped = limits.maxActive !== undefined || limits.maxStored !== undefined;
     const t = this.names.tasks;
     // ON CONFLICT DO NOTHING covers the primary key and the idempotency index without aborting anything;
     // the loop only repeats if the conflicting row disappears before it can be reported.
     for (let attempt = 0; attempt < 5; attempt++) {
-      let outcome: 'ok' | 'active' | 'stored' | 'conflict';
-      if (capped) {
-        // One round trip: the function takes the owner's lock, checks both caps and inserts, all in this statement's
-        // transaction (see migrations.ts).
-        const { rows } = await this.query<{ outcome: typeof outcome }>(
-          `SELECT ${this.names.qualified('insert_capped')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome`,
-          [...columns(record), limits.maxActive ?? null, limits.maxStored ?? null],
-        );
-        outcome = rows[0]?.outcome ?? 'conflict';
-      } else {
-        const inserted = await this.query(
-          `INSERT INTO ${t} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-          columns(record),
-        );
-        outcome = inserted.rowCount === 1 ? 'ok' : 'conflict';
-      }
+      const item = { record, limits };
+      // The first attempt shares a statement with concurrent creations; a repeat goes alone.
+      const outcome = attempt === 0 ? await this.inserts.run(item) : await this.insertOne(item);
       if (outcome === 'ok') return { inserted: true };
       if (outcome === 'conflict') {
         const exists = await this.query(`SELECT 1 FROM ${t} WHERE task_id = $1`, [record.taskId]);
@@ -173,6 +171,53 @@ export class PostgresStore implements TaskStore {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent. Under READ COMMITTED a
     // writer blocked on the row re-checks `version` after the winner commits, so only one matches.
     // owner, created_at and idempotency_key never change after insert, like the indexes built on them.
+    return this.replaces.run({ next, expectedVersion });
+  }
+
+  /** One creation: the function takes the owner's lock, checks both caps and inserts (see migrations.ts). */
+  private async insertOne({ record, limits }: CappedInsert): Promise<InsertOutcome> {
+    const capped = limits.maxActive !== undefined || limits.maxStored !== undefined;
+    if (!capped) {
+      const inserted = await this.query(
+        `INSERT INTO ${this.names.tasks} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+        columns(record),
+      );
+      return inserted.rowCount === 1 ? 'ok' : 'conflict';
+    }
+    const { rows } = await this.query<{ outcome: InsertOutcome }>(
+      `SELECT ${this.names.qualified('insert_capped')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome`,
+      [...columns(record), limits.maxActive ?? null, limits.maxStored ?? null],
+    );
+    return rows[0]?.outcome ?? 'conflict';
+  }
+
+  /**
+   * Creations in one statement (one transaction): each row through the same function as alone, in owner order, so
+   * batches of several processes take the owners' locks in one order and never deadlock on them. A later row of an
+   * owner counts the earlier ones of the same statement.
+   */
+  private async insertMany(items: CappedInsert[]): Promise<InsertOutcome[]> {
+    const arrays = COLUMN_TYPES.map(() => [] as unknown[]);
+    const extra: unknown[][] = [[], [], []];
+    items.forEach(({ record, limits }, i) => {
+      columns(record).forEach((value, c) => arrays[c]?.push(value));
+      extra[0]?.push(limits.maxActive ?? null);
+      extra[1]?.push(limits.maxStored ?? null);
+      extra[2]?.push(i);
+    });
+    const params = [...COLUMN_TYPES, 'bigint', 'bigint', 'int'].map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+    const { rows } = await this.query<{ ord: number; outcome: InsertOutcome }>(
+      `SELECT v.ord, ${this.names.qualified('insert_capped')}(v.task_id, v.owner, v.status, v.created_at, v.expires_at,
+              v.idempotency_key, v.runner, v.lease_until, v.version, v.data, v.max_active, v.max_stored) AS outcome
+       FROM (SELECT * FROM unnest(${params}) AS u(${COLUMNS}, max_active, max_stored, ord) ORDER BY owner, ord) v`,
+      [...arrays, ...extra],
+    );
+    const outcomes: InsertOutcome[] = [];
+    for (const row of rows) outcomes[row.ord] = row.outcome;
+    return items.map((_, i) => outcomes[i] ?? 'conflict');
+  }
+
+  private async replaceOne({ next, expectedVersion }: Replacement): Promise<boolean> {
     const result = await this.query(
       // A lease renewed since the writer read the task is kept when the runner stays the same.
       `UPDATE ${this.names.tasks} SET status = $3, expires_at = $4, runner = $5,
@@ -180,18 +225,31 @@ export class PostgresStore implements TaskStore {
                             THEN lease_until ELSE $6::bigint END,
          version = $7, data = $8
        WHERE task_id = $1 AND version = $2`,
-      [
-        next.taskId,
-        expectedVersion,
-        next.status,
-        next.expiresAt,
-        next.runner ?? null,
-        next.leaseUntil ?? null,
-        next.version,
-        JSON.stringify(next),
-      ],
+      replacement({ next, expectedVersion }),
     );
     return result.rowCount === 1;
+  }
+
+  /** Compare-and-sets of distinct tasks in one statement, each row with the same condition as alone. */
+  private async replaceMany(items: Replacement[]): Promise<boolean[]> {
+    const arrays = REPLACEMENT_TYPES.map(() => [] as unknown[]);
+    // In task order: batches of several processes lock shared rows in one order.
+    const sorted = [...items].sort((a, b) => (a.next.taskId < b.next.taskId ? -1 : 1));
+    for (const item of sorted) replacement(item).forEach((value, c) => arrays[c]?.push(value));
+    const params = REPLACEMENT_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+    const { rows } = await this.query<{ task_id: string }>(
+      `UPDATE ${this.names.tasks} AS t SET status = v.status, expires_at = v.expires_at, runner = v.runner,
+         lease_until = CASE WHEN t.runner IS NOT DISTINCT FROM v.runner AND v.lease_until IS NOT NULL
+                             AND t.lease_until > v.lease_until
+                            THEN t.lease_until ELSE v.lease_until END,
+         version = v.version, data = v.data
+       FROM unnest(${params}) AS v(task_id, expected, status, expires_at, runner, lease_until, version, data)
+       WHERE t.task_id = v.task_id AND t.version = v.expected
+       RETURNING t.task_id`,
+      arrays,
+    );
+    const replaced = new Set(rows.map((row) => row.task_id));
+    return items.map((item) => replaced.has(item.next.taskId));
   }
 
   async delete(taskId: string): Promise<boolean> {
@@ -284,6 +342,35 @@ export class PostgresStore implements TaskStore {
     const row = (await this.query<Row>(text, values)).rows[0];
     return row && decode(row);
   }
+}
+
+type InsertOutcome = 'ok' | 'active' | 'stored' | 'conflict';
+
+interface CappedInsert {
+  record: TaskRecord;
+  limits: OwnerLimits;
+}
+
+interface Replacement {
+  next: TaskRecord;
+  expectedVersion: number;
+}
+
+/** Types of `columns(record)`, for the arrays a batch sends. */
+const COLUMN_TYPES = ['text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'json'];
+const REPLACEMENT_TYPES = ['text', 'bigint', 'text', 'bigint', 'text', 'bigint', 'bigint', 'json'];
+
+function replacement({ next, expectedVersion }: Replacement): unknown[] {
+  return [
+    next.taskId,
+    expectedVersion,
+    next.status,
+    next.expiresAt,
+    next.runner ?? null,
+    next.leaseUntil ?? null,
+    next.version,
+    JSON.stringify(next),
+  ];
 }
 
 function columns(record: TaskRecord): unknown[] {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 
 import type { StepJournalStore, StepRow, WakeEntry } from '../../engine/index.js';
+import type { GroupCommit } from './GroupCommit.js';
 
 /** Tables of the step journal, created when missing (they sit beside the task table and never change it). */
 const SCHEMA = `
@@ -20,13 +21,17 @@ const SCHEMA = `
 
 /**
  * The step journal in the store's SQLite file: one row per step, and one per task holding its fence (the latest
- * attempt to claim it) and its durable timer. A step write checks the fence in the same statement.
+ * attempt to claim it) and its durable timer. A step write checks the fence in the same statement. Writes share the
+ * store's group commit.
  */
 export class SqliteJournal implements StepJournalStore {
   private statements: ReturnType<typeof prepare> | undefined;
   private opened: Database.Database | undefined;
 
-  constructor(private readonly database: () => Database.Database | undefined) {}
+  constructor(
+    private readonly database: () => Database.Database | undefined,
+    private readonly commits: GroupCommit,
+  ) {}
 
   async init(): Promise<void> {
     const db = this.database();
@@ -39,7 +44,8 @@ export class SqliteJournal implements StepJournalStore {
   }
 
   async claim(taskId: string, attempt: number): Promise<boolean> {
-    return this.stmts().claim.run(taskId, attempt).changes === 1;
+    const s = this.stmts();
+    return this.commits.run(() => s.claim.run(taskId, attempt).changes === 1);
   }
 
   async read(taskId: string): Promise<StepRow[]> {
@@ -47,19 +53,24 @@ export class SqliteJournal implements StepJournalStore {
   }
 
   async write(taskId: string, attempt: number, row: StepRow): Promise<boolean> {
-    return this.stmts().write.run(taskId, row.name, JSON.stringify(row), taskId, attempt).changes === 1;
+    const s = this.stmts();
+    const data = JSON.stringify(row);
+    return this.commits.run(() => s.write.run(taskId, row.name, data, taskId, attempt).changes === 1);
   }
 
   async remove(taskId: string): Promise<void> {
-    this.stmts().remove(taskId);
+    const s = this.stmts();
+    await this.commits.run(() => s.remove(taskId));
   }
 
   async setWake(taskId: string, wakeAt: number): Promise<void> {
-    this.stmts().setWake.run(taskId, wakeAt);
+    const s = this.stmts();
+    await this.commits.run(() => s.setWake.run(taskId, wakeAt));
   }
 
   async clearWake(taskId: string, wakeAt: number): Promise<void> {
-    this.stmts().clearWake.run(taskId, wakeAt);
+    const s = this.stmts();
+    await this.commits.run(() => s.clearWake.run(taskId, wakeAt));
   }
 
   async due(until: number, limit: number): Promise<WakeEntry[]> {

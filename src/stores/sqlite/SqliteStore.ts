@@ -12,6 +12,7 @@ import {
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
+import { GroupCommit } from './GroupCommit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
@@ -75,8 +76,10 @@ const ACTIVE = `status IN ('working', 'input_required')`;
 export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
   readonly events: SqliteEventBus;
-  readonly journal = new SqliteJournal(() => this.db);
-  readonly timeline = new SqliteTimeline(() => this.db);
+  /** Every write goes through it: concurrent writes share one transaction and one fsync. */
+  private readonly commits = new GroupCommit(() => this.database());
+  readonly journal = new SqliteJournal(() => this.db, this.commits);
+  readonly timeline = new SqliteTimeline(() => this.db, this.commits);
   readonly browse = new SqliteBrowse(() => this.db);
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
@@ -129,6 +132,7 @@ export class SqliteStore implements TaskStore {
   }
 
   async close(): Promise<void> {
+    if (this.db) this.commits.flush();
     await this.events.close();
     this.db?.close();
     this.db = undefined;
@@ -138,15 +142,14 @@ export class SqliteStore implements TaskStore {
   async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
     const s = this.stmts();
     try {
-      // IMMEDIATE takes the file's write lock before counting, so processes sharing the file count one at a time.
-      return this.database()
-        .transaction((): InsertResult => {
-          const refused = this.overLimit(record, limits);
-          if (refused) return refused;
-          s.insert.run(columns(record));
-          return { inserted: true };
-        })
-        .immediate();
+      // The shared transaction takes the file's write lock (IMMEDIATE) before counting, so processes sharing the file
+      // count one at a time.
+      return await this.commits.run((): InsertResult => {
+        const refused = this.overLimit(record, limits);
+        if (refused) return refused;
+        s.insert.run(columns(record));
+        return { inserted: true };
+      });
     } catch (error) {
       if (!isConstraintError(error)) throw error;
       if (s.exists.get(record.taskId)) return { inserted: false, reason: 'duplicate_id' };
@@ -167,11 +170,13 @@ export class SqliteStore implements TaskStore {
 
   async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent.
-    return this.stmts().replace.run({ ...columns(next), expected: expectedVersion }).changes === 1;
+    const s = this.stmts();
+    return this.commits.run(() => s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1);
   }
 
   async delete(taskId: string): Promise<boolean> {
-    return this.stmts().delete.run(taskId).changes === 1;
+    const s = this.stmts();
+    return this.commits.run(() => s.delete.run(taskId).changes === 1);
   }
 
   async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
@@ -194,12 +199,11 @@ export class SqliteStore implements TaskStore {
 
   async sweepExpired(now: number, limit: number): Promise<TaskRecord[]> {
     const s = this.stmts();
-    const db = this.database();
-    return db.transaction(() => {
+    return this.commits.run(() => {
       const rows = s.expired.all(now, limit) as Array<Row & { task_id: string }>;
       for (const row of rows) s.delete.run(row.task_id);
       return rows.map((row) => decode(row) as TaskRecord);
-    })();
+    });
   }
 
   async findStale(now: number, limit: number): Promise<TaskRecord[]> {
@@ -207,7 +211,8 @@ export class SqliteStore implements TaskStore {
   }
 
   async renewLeases(runner: string, leaseUntil: number): Promise<void> {
-    this.stmts().renew.run(leaseUntil, runner);
+    const s = this.stmts();
+    await this.commits.run(() => s.renew.run(leaseUntil, runner));
   }
 
   async getSecret(): Promise<Uint8Array> {

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 
 import type { TaskTimelineStore, TimelineEntry } from '../../engine/index.js';
+import type { GroupCommit } from './GroupCommit.js';
 
 /** The timeline table, created when missing beside the task table (which it never changes). */
 const SCHEMA = `
@@ -17,7 +18,11 @@ export class SqliteTimeline implements TaskTimelineStore {
   private statements: ReturnType<typeof prepare> | undefined;
   private opened: Database.Database | undefined;
 
-  constructor(private readonly database: () => Database.Database | undefined) {}
+  /** Writes share the store's group commit. */
+  constructor(
+    private readonly database: () => Database.Database | undefined,
+    private readonly commits: GroupCommit,
+  ) {}
 
   async init(): Promise<void> {
     const db = this.database();
@@ -29,7 +34,8 @@ export class SqliteTimeline implements TaskTimelineStore {
   }
 
   async append(taskId: string, entries: TimelineEntry[], maxEntries: number): Promise<void> {
-    this.stmts().append.immediate(taskId, entries, maxEntries);
+    const s = this.stmts();
+    await this.commits.run(() => s.append(taskId, entries, maxEntries));
   }
 
   async read(taskId: string): Promise<TimelineEntry[]> {
@@ -38,7 +44,8 @@ export class SqliteTimeline implements TaskTimelineStore {
   }
 
   async remove(taskId: string): Promise<void> {
-    this.stmts().remove.run(taskId);
+    const s = this.stmts();
+    await this.commits.run(() => s.remove.run(taskId));
   }
 
   private stmts(): ReturnType<typeof prepare> {
