@@ -7,7 +7,7 @@
 // figures are measured over; COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to
 // fill) the number of tasks of the large store.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,11 +77,30 @@ async function finishedTask(session: HttpSession): Promise<string> {
   return taskId;
 }
 
+/** CPU time (user + system) the process has used so far, in ms: per-operation cost that the machine's load barely moves. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+interface Measured extends LoadResult {
+  /** Server CPU per unit (request or lifecycle), in µs. */
+  cpuUs: number;
+}
+
+async function withCpu(server: Server, run: () => Promise<LoadResult>): Promise<Measured> {
+  const before = cpuMs(server.child.pid as number);
+  const result = await run();
+  const used = cpuMs(server.child.pid as number) - before;
+  return { ...result, cpuUs: (used * 1000) / Math.max(1, result.perSecond * SECONDS) };
+}
+
 interface Row {
   name: string;
-  ping: LoadResult;
-  get?: LoadResult;
-  lifecycle?: LoadResult;
+  ping: Measured;
+  get?: Measured;
+  lifecycle?: Measured;
   load: string;
 }
 
@@ -96,11 +115,13 @@ async function measureServer(name: string, script: string, env: Record<string, s
       connections: CONNECTIONS,
       seconds: SECONDS,
     };
-    const ping = await requestLoad(options, 'ping');
+    const ping = await withCpu(server, () => requestLoad(options, 'ping'));
     if (!tasky) return { name, ping, load: load() };
     const taskIds = await Promise.all(sessions.map(finishedTask));
-    const get = await requestLoad(options, 'tasks/get', (session) => ({ taskId: taskIds[session] }));
-    const lifecycle = await lifecycleLoad(options, 'complete_at', { at: 0 });
+    const get = await withCpu(server, () =>
+      requestLoad(options, 'tasks/get', (session) => ({ taskId: taskIds[session] })),
+    );
+    const lifecycle = await withCpu(server, () => lifecycleLoad(options, 'complete_at', { at: 0 }));
     return { name, ping, get, lifecycle, load: load() };
   } finally {
     await stop(server);
@@ -226,9 +247,9 @@ try {
   ] as const) {
     const row = await measureServer(name, script, env);
     rows.push(row);
-    const cell = (r: LoadResult | undefined, withP99 = false) =>
+    const cell = (r: Measured | undefined, withP99 = false) =>
       r
-        ? `${fmt(r.perSecond).padStart(7)}${withP99 ? ` (p99 ${fmt(r.p99)} ms)` : ''}${r.errors ? ` [${r.errors} errors]` : ''}`
+        ? `${fmt(r.perSecond).padStart(7)} (${withP99 ? `p99 ${fmt(r.p99)} ms, ` : ''}cpu ${fmt(r.cpuUs)} µs)${r.errors ? ` [${r.errors} errors]` : ''}`
         : '—'.padStart(7);
     console.log(
       `${row.name.padEnd(34)} ping/s ${cell(row.ping)}  tasks/get/s ${cell(row.get)}  lifecycles/s ${cell(row.lifecycle, true)}  (${row.load})`,
@@ -253,6 +274,9 @@ try {
     `  ping/s ÷ bare ping/s               SDK ${ratio(sdk.ping.perSecond, bare.ping.perSecond)}  memory ${ratio(memory.ping.perSecond, bare.ping.perSecond)}  SQLite ${ratio(sqlite.ping.perSecond, bare.ping.perSecond)}`,
   );
 
+  console.log(
+    `  cpu µs per op ÷ bare ping          tasks/get memory ${ratio(memory.get?.cpuUs, bare.ping.cpuUs)}  SDK ${ratio(sdk.get?.cpuUs, bare.ping.cpuUs)}; lifecycle memory ${ratio(memory.lifecycle?.cpuUs, bare.ping.cpuUs)}  SQLite ${ratio(sqlite.lifecycle?.cpuUs, bare.ping.cpuUs)}  SDK ${ratio(sdk.lifecycle?.cpuUs, bare.ping.cpuUs)}  (server CPU per op: what the load on the machine moves least)`,
+  );
   console.log(`\nserver RSS growth per 10,000 tasks (after a full GC; measured over ${fmt(RSS_TASKS)}):`);
   for (const [name, store] of [
     ['memory store', 'memory'],

@@ -61,7 +61,7 @@ export async function requestLoad(
   const result = await run(options, [
     {
       method: 'POST',
-      setupRequest: (request, context: Context) => {
+      setupRequest: (request) => {
         const session = next++ % Math.max(1, options.sessions.length);
         const p = params(session);
         return {
