@@ -12,6 +12,7 @@ import {
   type Tool,
 } from '../client/index.js';
 import type { McpTasks } from '../server/index.js';
+import { DirectHttpCall, DirectRefusedError } from './DirectHttpCall.js';
 import { PASSTHROUGH, type RpcError, type UpstreamRequestOptions } from './passthrough.js';
 
 /** A request from the upstream (elicitation, sampling) and the answer it gets. */
@@ -62,11 +63,16 @@ export class Upstream {
   private readonly routes = new Set<InputRoute>();
   private readonly listeners = new Set<(notification: UpstreamNotification) => void>();
   private readonly sessions = new Map<string, { client: Promise<TaskClient>; users: number }>();
+  /** Tool calls to an HTTP upstream on a 2025-era session skip the SDK client's machinery (see DirectHttpCall). */
+  private readonly direct: DirectHttpCall | undefined;
   /** What the upstream declared at the first connection; the gateway advertises the same. */
   capabilities: Record<string, unknown> = {};
   serverInfo: { name: string; version: string } | undefined;
 
-  private constructor(private readonly options: UpstreamOptions) {}
+  private constructor(private readonly options: UpstreamOptions) {
+    const target = options.target;
+    if (isHttpTarget(target)) this.direct = new DirectHttpCall(new URL(target.url), target.headers ?? {});
+  }
 
   static async connect(options: UpstreamOptions): Promise<Upstream> {
     const upstream = new Upstream(options);
@@ -101,6 +107,26 @@ export class Upstream {
     options: UpstreamRequestOptions = {},
   ): Promise<Record<string, unknown>> {
     const client = await this.current();
+    if (method === 'tools/call' && this.direct && client.protocolEra === 'legacy') {
+      try {
+        const outcome = await this.direct.request(
+          method,
+          params,
+          { sessionId: client.sessionId, protocolVersion: client.sdk.getNegotiatedProtocolVersion() ?? '2025-11-25' },
+          {
+            ...(options.signal && { signal: options.signal }),
+            ...(options.onProgress && { onProgress: options.onProgress }),
+            onNotification: (notification) => this.notify(notification),
+            onRequest: (request) => this.answer(request),
+          },
+        );
+        if (outcome.kind === 'error') throw new TaskRpcError(outcome.error);
+        return outcome.result;
+      } catch (error) {
+        // Refused unread (an expired session, say): the SDK client's way, which knows how to recover.
+        if (!(error instanceof DirectRefusedError)) throw this.translate(error, method);
+      }
+    }
     return this.requestOn(client, method, params, options);
   }
 
@@ -186,6 +212,7 @@ export class Upstream {
     clearTimeout(this.restartTimer);
     for (const entry of this.sessions.values()) void entry.client.then((client) => client.close()).catch(() => {});
     this.sessions.clear();
+    this.direct?.close();
     await this.client?.close();
     this.client = undefined;
   }
@@ -233,10 +260,7 @@ export class Upstream {
     this.connectedAt = Date.now();
     this.tools = undefined;
     const sdk = client.sdk;
-    sdk.fallbackNotificationHandler = async (notification) => {
-      if (notification.method === 'notifications/tools/list_changed') this.tools = undefined;
-      for (const listener of this.listeners) listener(notification as UpstreamNotification);
-    };
+    sdk.fallbackNotificationHandler = async (notification) => this.notify(notification as UpstreamNotification);
     const previous = sdk.onclose;
     sdk.onclose = () => {
       previous?.();
@@ -256,6 +280,25 @@ export class Upstream {
   }
 
   private restarted = false;
+
+  private notify(notification: UpstreamNotification): void {
+    if (notification.method === 'notifications/tools/list_changed') this.tools = undefined;
+    for (const listener of this.listeners) listener(notification);
+  }
+
+  /** A request the upstream made on a direct call's stream: routed like the SDK client's, as a JSON-RPC answer. */
+  private async answer(request: InputRequest): Promise<InputAnswer> {
+    if (request.method === 'ping') return { result: {} };
+    if (request.method !== 'elicitation/create' && request.method !== 'sampling/createMessage')
+      return { error: { code: -32601, message: `Method not found: ${request.method}` } };
+    try {
+      const result = await this.route(request.method, request.params ?? {}, { dialect: '2025-11-25' });
+      return { result: result as Record<string, unknown> };
+    } catch (error) {
+      if (error instanceof TaskRpcError) return { error: error.error };
+      return { error: { code: -32603, message: error instanceof Error ? error.message : String(error) } };
+    }
+  }
 
   /** spec-independent: a crashed stdio server is started again after 0.5 s, 1 s, 2 s … up to 30 s. */
   private scheduleRestart(): void {

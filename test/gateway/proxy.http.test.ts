@@ -93,6 +93,27 @@ describe('gateway over Streamable HTTP, every requestor', () => {
     await expect(other.attach(handle.taskId as string).then((h) => h.outcome())).rejects.toThrow(/not found/i);
   });
 
+  it("carries a plain upstream call's progress and question to the requestor", async () => {
+    const client = await TaskClient.connect(
+      { url: proxy.url, headers: { authorization: `Bearer ${await token('ada')}` } },
+      {
+        dialect: '2025-11-25',
+        elicitation: () => ({
+          action: 'accept',
+          content: { name: 'Ada Lovelace', check: true, email: 'ada@example.com' },
+        }),
+      },
+    );
+    clients.push(client);
+    const asked = await client.callTool('trigger-elicitation-request', {});
+    expect(textOf(await asked.result())).toContain('Ada Lovelace');
+    const seen: string[] = [];
+    const long = await client.callTool('trigger-long-running-operation', { duration: 1.2, steps: 3 });
+    long.onUpdate((snapshot) => seen.push(snapshot.statusMessage ?? ''));
+    expect(textOf(await long.result())).toContain('Long running operation completed');
+    expect(seen.some((message) => /^\d\/3$/.test(message))).toBe(true);
+  });
+
   it("runs the upstream's own task (simulate-research-query) bridged, for every requestor", async () => {
     const calls = await Promise.all(
       drivers.map((driver) => driver.call('simulate-research-query', { topic: `bridges ${driver.name}` })),
