@@ -57,7 +57,7 @@ function allowed(from: string, to: string): boolean {
       // The step API for tool handlers: over the engine's journal, below the server that wires it in.
       return to === 'engine';
     case 'server':
-      return ['engine', 'rpc', 'dialects', 'stores', 'executors', 'workflow'].includes(toTop as string);
+      return ['engine', 'rpc', 'dialects', 'stores', 'executors', 'workflow', 'console'].includes(toTop as string);
     case 'client':
       return to === 'rpc';
     case 'gateway':

@@ -22,6 +22,8 @@ export interface DemoServerOptions {
 export interface DemoServer {
   tasks: McpTasks;
   url?: string;
+  /** Opens the operator's console (its token in the URL, once). */
+  consoleUrl?: string;
   close(): Promise<void>;
 }
 
@@ -48,11 +50,14 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     port: options.port ?? 3000,
     host: options.host ?? '127.0.0.1',
     metricsPath: '/metrics',
+    // The operator's console, behind its token (MCP_TASKS_CONSOLE_TOKEN, else generated and printed below).
+    console: { path: '/console' },
     ...options.auth,
   });
   return {
     tasks,
     url: http.url,
+    ...(http.console && { consoleUrl: http.console.openUrl(new URL(http.url).origin) }),
     async close() {
       await http.close();
       await tasks.close();
@@ -76,6 +81,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
       `mcp-tasks demo server: ${demo.url}  (tasks stored in ${process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db'})`,
     );
     console.log(`Try it:  node dist/src/cli/main.js --url ${demo.url} call index_directory path=src delayMs=20`);
+    if (demo.consoleUrl) console.log(`Console: ${demo.consoleUrl}`);
   }
   const stop = () => void demo.close().finally(() => process.exit(0));
   process.on('SIGINT', stop);

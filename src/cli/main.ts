@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { normalizeJsonArguments, splitServerCommand } from './argv.js';
 import { runCall, type CallOptions } from './commands/call.js';
 import { runCancel } from './commands/cancel.js';
+import { runConsoleCommand, type ConsoleCommandOptions } from './commands/console.js';
 import { runFollow } from './commands/follow.js';
 import { runGet, type GetOptions } from './commands/get.js';
 import { runList } from './commands/list.js';
@@ -139,10 +140,27 @@ function program(
     .option('--queue <name>', 'queue name (default mcp-tasks)')
     .option('--tools <spec>', 'task support per tool: <glob>=<forbidden|optional|required>[,…]', '*=optional')
     .option('--config <file>', 'JSON: per-tool ttlMs, pollIntervalMs, retrySafe, timeoutMs, concurrency; limits')
+    .option('--console', "serve the operator's console at /console (token: $MCP_TASKS_CONSOLE_TOKEN, else printed)")
     .action((options: ProxyCommandOptions, command: Command) => {
       const store = taskStore(options.store);
       const verbose = globals(command).verbose === true;
       run((reporter) => runProxy({ ...options, ...(store !== undefined && { store }), verbose }, server, reporter));
+    });
+
+  root
+    .command('console')
+    .description("the operator's web console over a task store (token: $MCP_TASKS_CONSOLE_TOKEN, else generated)")
+    .option(
+      '--store <spec>',
+      'task store: a SQLite path, postgres://…, redis://… (default: $MCP_TASKS_STORE, else ./mcp-tasks.db)',
+    )
+    .option('--port <port>', 'port (0 picks one)', '3001')
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option('--path <path>', 'path of the console', '/console')
+    .option('--allowed-hosts <names>', 'further Host names to answer to (comma-separated), e.g. behind a proxy')
+    .action((options: ConsoleCommandOptions) => {
+      const store = taskStore(options.store);
+      run((reporter) => runConsoleCommand({ ...options, ...(store !== undefined && { store }) }, reporter));
     });
 
   root

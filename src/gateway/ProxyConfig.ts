@@ -16,6 +16,8 @@ export interface ProxyConfig {
   /** Plain calls from clients without tasks support become tasks after `fallbackAfterMs` (default on). */
   fallbackTools?: boolean;
   fallbackAfterMs?: number;
+  /** Serves the operator's console (default path `/console`) behind its token; `--console` turns it on. */
+  console?: { path?: string };
   /** Restart backoff of a stdio upstream. */
   restart?: { initialDelayMs?: number; maxDelayMs?: number };
 }

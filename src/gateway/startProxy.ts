@@ -29,6 +29,8 @@ export interface ProxyOptions {
 
 export interface RunningProxy {
   url?: string;
+  /** Opens the console with its token, when `config.console` is set. */
+  consoleUrl?: string;
   tasks: McpTasks;
   upstream: Upstream;
   close(): Promise<void>;
@@ -110,6 +112,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     host: options.serve.host ?? '127.0.0.1',
     ...config.http,
     ...(config.auth?.jwt && jwtAuth(config.auth.jwt)),
+    ...(config.console && { console: config.console }),
   });
-  return { url: http.url, tasks, upstream, close: () => shutdown(() => http.close()) };
+  const consoleUrl = http.console?.openUrl(new URL(http.url).origin);
+  return {
+    url: http.url,
+    ...(consoleUrl && { consoleUrl }),
+    tasks,
+    upstream,
+    close: () => shutdown(() => http.close()),
+  };
 }

@@ -18,6 +18,8 @@ export interface ProxyCommandOptions {
   queue?: string;
   tools: string;
   config?: string;
+  /** Serve the console at /console. */
+  console?: boolean;
   verbose?: boolean;
 }
 
@@ -93,6 +95,7 @@ export async function runProxy(
     throw new UsageError((error as Error).message);
   }
   const config = configOf(options.config);
+  if (options.console === true) config.console ??= {};
   const store = options.store ?? process.env['MCP_TASKS_STORE'];
   const redisUrl = options.redis ?? process.env['REDIS_URL'];
   let proxy;
@@ -114,6 +117,7 @@ export async function runProxy(
     return EXIT_CODES.connection;
   }
   if (proxy.url !== undefined) process.stdout.write(`mcp-tasks proxy: ${proxy.url}\n`);
+  if (proxy.consoleUrl !== undefined) reporter.note(`console: ${proxy.consoleUrl}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

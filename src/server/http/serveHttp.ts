@@ -4,9 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 
+import { TaskConsole, type ConsoleOptions } from '../../console/index.js';
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
+import { queueStatsOf } from './queueStatsOf.js';
 import { requestGuardResponse } from './requestGuardResponse.js';
 import type { McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
@@ -31,6 +33,11 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   slowReaderMs?: number;
   /** Serves the Protected Resource Metadata (RFC 9728) under /.well-known/oauth-protected-resource; `jwtAuth` sets it. */
   protectedResource?: ProtectedResourceOptions;
+  /**
+   * Serves the operator's console (docs/operations.md) at `console.path` (default `/console`), behind its token
+   * (`console.token`, else `MCP_TASKS_CONSOLE_TOKEN`, else generated: read it from the handle's `console`).
+   */
+  console?: ConsoleOptions;
 }
 
 export interface HttpServerHandle {
@@ -38,8 +45,12 @@ export interface HttpServerHandle {
   port: number;
   handler: TasksHttpHandler;
   server: Server;
+  /** The console, when `console` was given: its `openUrl(origin)` opens it with the token. */
+  console?: TaskConsole;
   close(): Promise<void>;
 }
+
+const withQueueStats = (queueStats: ConsoleOptions['queueStats']) => (queueStats ? { queueStats } : {});
 
 const DEFAULT_MAX_PENDING_BYTES = 32 * 1024 * 1024;
 const DEFAULT_SLOW_READER_MS = 30_000;
@@ -54,12 +65,21 @@ export async function serveHttp(
   const path = options.path ?? '/mcp';
   const handler = createTasksHttpHandler(tasks, factory, options);
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+  const taskConsole =
+    options.console &&
+    new TaskConsole(tasks.engine, {
+      ...withQueueStats(queueStatsOf(tasks.executor)),
+      ...(options.allowedHostnames && { allowedHostnames: options.allowedHostnames }),
+      ...(options.allowedOrigins && { allowedOrigins: options.allowedOrigins }),
+      ...options.console,
+    });
 
   async function route(request: Request, remoteAddress: string | undefined): Promise<Response> {
     // Every path, not only the MCP one: metrics and 404s answer nothing to a foreign page or a rebound host name.
     const refused = requestGuardResponse(request, options);
     if (refused) return refused;
     const { pathname } = new URL(request.url);
+    if (taskConsole?.owns(pathname)) return (await taskConsole.fetch(request)) as Response;
     if (options.metricsPath !== undefined && pathname === options.metricsPath && tasks.metrics) {
       if (request.method !== 'GET')
         return jsonRpcErrorResponse(405, ErrorCodes.TRANSPORT_REFUSED, 'Method not allowed.', { allow: 'GET' });
@@ -117,7 +137,9 @@ export async function serveHttp(
     port,
     handler,
     server,
+    ...(taskConsole && { console: taskConsole }),
     async close() {
+      taskConsole?.close();
       await handler.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

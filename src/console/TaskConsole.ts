@@ -1,0 +1,233 @@
+import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
+
+import { isTerminal, TaskEngine, TaskTerminalError, type TaskBrowseStore, type TaskStore } from '../engine/index.js';
+import { consoleAsset } from './assets/consoleAssets.js';
+import { CONSOLE_COOKIE, ConsoleAuth, type ConsoleRole } from './consoleAuth.js';
+import { LiveStreams } from './LiveStreams.js';
+import { readOverview, type Overview, type QueueStats } from './overview.js';
+import { parseTaskQuery, QueryError, readTaskPage } from './TaskQuery.js';
+import { detailOf } from './taskViews.js';
+
+export interface ConsoleOptions {
+  /** Where the console is served. Default `/console`. */
+  path?: string;
+  /** The admin token (sees everything, may cancel). Default: `MCP_TASKS_CONSOLE_TOKEN`, else generated at start. */
+  token?: string;
+  /** A token that sees everything and changes nothing. Default: `MCP_TASKS_CONSOLE_READONLY_TOKEN`. */
+  readonlyToken?: string;
+  /** Host names accepted in the Host header. Default: localhost names. */
+  allowedHostnames?: string[];
+  /** Origins' host names accepted from a browser. Default: the allowed Host names. */
+  allowedOrigins?: string[];
+  /** The queue executor's depth and live workers, for the overview. */
+  queueStats?: () => Promise<QueueStats>;
+  /** Tasks per list page. Default 50. */
+  pageSize?: number;
+  /** How often live streams re-read what they show. Default 1 s. */
+  refreshMs?: number;
+  /** Live streams open at once. Default 100. */
+  maxStreams?: number;
+}
+
+const LOCALHOST = ['localhost', '127.0.0.1', '[::1]'];
+const COUNTS_TTL_MS = 1000;
+
+/**
+ * The operator's console: a page and its JSON API over one engine's store, across owners. Everything under its
+ * path needs a console token; `fetch` answers undefined for other paths.
+ */
+export class TaskConsole {
+  readonly path: string;
+  private readonly auth: ConsoleAuth;
+  private readonly streams: LiveStreams;
+  private overviewCache: { at: number; value: Promise<Overview> } | undefined;
+
+  constructor(
+    private readonly engine: TaskEngine,
+    private readonly options: ConsoleOptions = {},
+  ) {
+    this.path = (options.path ?? '/console').replace(/\/+$/, '') || '/console';
+    this.auth = new ConsoleAuth({
+      token: options.token ?? process.env['MCP_TASKS_CONSOLE_TOKEN'],
+      readonlyToken: options.readonlyToken ?? process.env['MCP_TASKS_CONSOLE_READONLY_TOKEN'],
+    });
+    this.streams = new LiveStreams({
+      refreshMs: options.refreshMs ?? 1000,
+      maxStreams: options.maxStreams ?? 100,
+      list: (params) => this.list(params),
+      task: (taskId) => this.task(taskId),
+    });
+  }
+
+  /**
+   * A console over a store no runtime of this process uses (`mcp-tasks console`): an engine that only reads and
+   * cancels, with no sweeps, recovery or timers of its own (the servers and workers on the store run those).
+   */
+  static async overStore(store: TaskStore, options: ConsoleOptions = {}): Promise<TaskConsole> {
+    await store.init();
+    await store.timeline?.init();
+    await store.browse?.init();
+    const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 0 });
+    return new TaskConsole(engine, options);
+  }
+
+  /** The admin token (generated when none was given). */
+  get token(): string {
+    return this.auth.adminToken;
+  }
+
+  /** A URL that opens the console once and leaves a cookie, for `origin` (e.g. `http://127.0.0.1:3000`). */
+  openUrl(origin: string): string {
+    return `${origin}${this.path}/?token=${encodeURIComponent(this.token)}`;
+  }
+
+  owns(pathname: string): boolean {
+    return pathname === this.path || pathname.startsWith(`${this.path}/`);
+  }
+
+  close(): void {
+    this.streams.close();
+  }
+
+  async fetch(request: Request): Promise<Response | undefined> {
+    const url = new URL(request.url);
+    if (!this.owns(url.pathname)) return undefined;
+    const hosts = this.options.allowedHostnames ?? LOCALHOST;
+    const refused =
+      hostHeaderValidationResponse(request, hosts) ??
+      originValidationResponse(request, this.options.allowedOrigins ?? hosts);
+    if (refused) return plain(403, 'Forbidden');
+    const presented = url.searchParams.get('token');
+    if (presented !== null) return this.exchange(url, presented);
+    const role = this.auth.roleOf(request);
+    if (!role) return unauthorized();
+    try {
+      return await this.route(request, url, role);
+    } catch (error) {
+      if (error instanceof QueryError) return json(400, { error: error.message });
+      throw error;
+    }
+  }
+
+  /** `?token=`: a valid token becomes a cookie and the URL loses it; anything else is refused like no token. */
+  private exchange(url: URL, token: string): Response {
+    const role = this.auth.roleOfToken(token);
+    if (!role) return unauthorized();
+    url.searchParams.delete('token');
+    const pathname = url.pathname === this.path ? `${this.path}/` : url.pathname;
+    const cookie = `${CONSOLE_COOKIE}=${this.auth.cookieFor(role)}; Path=${this.path}; HttpOnly; SameSite=Strict`;
+    return new Response(null, {
+      status: 303,
+      headers: { location: `${pathname}${url.search}`, 'set-cookie': cookie, 'cache-control': 'no-store' },
+    });
+  }
+
+  private async route(request: Request, url: URL, role: ConsoleRole): Promise<Response> {
+    const rest = url.pathname.slice(this.path.length);
+    // The page's relative URLs (app.js, api/...) resolve under the trailing slash.
+    if (rest === '') return new Response(null, { status: 308, headers: { location: `${this.path}/${url.search}` } });
+    if (request.method === 'GET' && rest === '/') return asset('index.html');
+    if (request.method === 'GET' && (rest === '/app.js' || rest === '/app.css')) return asset(rest.slice(1));
+    if (request.method === 'GET' && rest === '/api/session') return json(200, { role });
+    if (request.method === 'GET' && rest === '/api/tasks') return json(200, await this.list(url.searchParams));
+    if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview());
+    if (request.method === 'GET' && rest === '/api/stream') return this.streams.open(url.searchParams, request.signal);
+    const task = /^\/api\/tasks\/([^/]+)(\/cancel)?$/.exec(rest);
+    if (task) {
+      const taskId = decodeURIComponent(task[1] as string);
+      if (!task[2] && request.method === 'GET') {
+        const found = await this.task(taskId);
+        return found ? json(200, found) : json(404, { error: 'no such task' });
+      }
+      if (task[2] && request.method === 'POST') return this.cancel(request, taskId, role);
+      return json(405, { error: 'method not allowed' });
+    }
+    return json(404, { error: 'not found' });
+  }
+
+  private browse(): TaskBrowseStore {
+    const browse = this.engine.store.browse;
+    if (!browse) throw new QueryError(`the ${this.engine.store.kind} store cannot list tasks across owners`);
+    return browse;
+  }
+
+  private async list(params: URLSearchParams) {
+    const query = parseTaskQuery(params, this.options.pageSize ?? 50);
+    const [page, overview] = await Promise.all([
+      readTaskPage(this.browse(), query, this.engine.clock.now()),
+      this.overview(COUNTS_TTL_MS),
+    ]);
+    return { ...page, counts: overview.counts, now: this.engine.clock.now() };
+  }
+
+  /** The overview, shared by every request within `maxAgeMs` (the counts read every task's index entry). */
+  private overview(maxAgeMs = COUNTS_TTL_MS): Promise<Overview> {
+    const now = this.engine.clock.now();
+    if (!this.overviewCache || now - this.overviewCache.at > maxAgeMs) {
+      const value = readOverview(this.browse(), now, this.options.queueStats);
+      this.overviewCache = { at: now, value };
+      value.catch(() => (this.overviewCache = undefined));
+    }
+    return this.overviewCache.value;
+  }
+
+  private async task(taskId: string) {
+    const record = await this.engine.store.get(taskId);
+    if (!record || this.engine.isExpired(record, this.engine.clock.now())) return undefined;
+    const timeline = await this.engine.timeline(record.owner, taskId).catch(() => []);
+    return { task: detailOf(record), timeline, now: this.engine.clock.now() };
+  }
+
+  private async cancel(request: Request, taskId: string, role: ConsoleRole): Promise<Response> {
+    if (role !== 'admin') return json(403, { error: 'this token is read-only' });
+    // A form on a foreign page cannot set this header; with the SameSite cookie it keeps cancels to the console.
+    if (request.headers.get('x-console-request') !== '1') return json(403, { error: 'not from the console' });
+    const record = await this.engine.store.get(taskId);
+    if (!record) return json(404, { error: 'no such task' });
+    if (isTerminal(record.status)) return json(409, { error: `the task is already ${record.status}` });
+    try {
+      await this.engine.cancel(record.owner, taskId, 'Cancelled by an operator from the console.', 'console');
+    } catch (error) {
+      if (error instanceof TaskTerminalError) return json(409, { error: error.message });
+      throw error;
+    }
+    return json(200, await this.task(taskId));
+  }
+}
+
+const SECURITY_HEADERS = {
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+function asset(name: string): Response {
+  const { body, type } = consoleAsset(name);
+  return new Response(body, {
+    headers: {
+      ...SECURITY_HEADERS,
+      'content-type': type,
+      // Nothing is loaded from anywhere but the console itself.
+      'content-security-policy':
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+    },
+  });
+}
+
+function json(status: number, body: unknown): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { ...SECURITY_HEADERS, 'content-type': 'application/json' },
+  });
+}
+
+function plain(status: number, text: string): Response {
+  return new Response(text, { status, headers: { ...SECURITY_HEADERS, 'content-type': 'text/plain' } });
+}
+
+function unauthorized(): Response {
+  const response = plain(401, 'Unauthorized');
+  response.headers.set('www-authenticate', 'Bearer realm="mcp-tasks console"');
+  return response;
+}

@@ -1,0 +1,70 @@
+import { isTerminal, type TaskRecord } from '../engine/index.js';
+
+/** A task as the list shows it. */
+export interface TaskSummary {
+  taskId: string;
+  owner: string;
+  status: string;
+  statusMessage?: string;
+  tool?: string;
+  generation: string;
+  createdAt: number;
+  lastUpdatedAt: number;
+  terminalAt?: number;
+  /** Creation to the terminal status; undefined while it runs (the page counts up from `createdAt`). */
+  durationMs?: number;
+  attempts: number;
+}
+
+export function toolOf(record: TaskRecord): string | undefined {
+  const name = record.request.params['name'];
+  return typeof name === 'string' ? name : undefined;
+}
+
+export function summaryOf(record: TaskRecord): TaskSummary {
+  const summary: TaskSummary = {
+    taskId: record.taskId,
+    owner: record.owner,
+    status: record.status,
+    generation: record.dialect,
+    createdAt: record.createdAt,
+    lastUpdatedAt: record.lastUpdatedAt,
+    attempts: record.attempts,
+  };
+  const tool = toolOf(record);
+  if (tool !== undefined) summary.tool = tool;
+  if (record.statusMessage !== undefined) summary.statusMessage = record.statusMessage;
+  if (record.terminalAt !== undefined) {
+    summary.terminalAt = record.terminalAt;
+    summary.durationMs = record.terminalAt - record.createdAt;
+  }
+  return summary;
+}
+
+/** Everything the task page shows; the record's dialect-private `meta` stays out (session ids, request state). */
+export function detailOf(record: TaskRecord) {
+  return {
+    ...summaryOf(record),
+    terminal: isTerminal(record.status),
+    // SEP-1686 requestors name their tasks; the store keeps that name as the idempotency key.
+    requestorTaskId: record.idempotencyKey ?? null,
+    method: record.request.method,
+    arguments: record.request.params['arguments'] ?? null,
+    retention: record.retention,
+    expiresAt: record.expiresAt,
+    pollIntervalMs: record.pollIntervalMs ?? null,
+    runner: record.runner ?? null,
+    leaseUntil: record.leaseUntil ?? null,
+    startedAt: record.startedAt ?? null,
+    recoveries: record.recoveries ?? 0,
+    recovery: record.recovery ?? null,
+    retrySafe: record.retrySafe,
+    suspended: record.suspended ?? false,
+    wakeAt: record.wakeAt ?? null,
+    cancelledBy: record.cancelledBy ?? null,
+    inputRequests: Object.entries(record.inputRequests).map(([key, request]) => ({ key, ...request })),
+    inputAnswers: Object.entries(record.inputAnswers).map(([key, answer]) => ({ key, answer })),
+    outcome: record.outcome ?? null,
+    version: record.version,
+  };
+}
