@@ -14,6 +14,7 @@ import {
 } from '../../engine/index.js';
 import { GroupCommit } from './GroupCommit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { RunnerLocks } from './RunnerLocks.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
 import { SqliteBrowse } from './SqliteBrowse.js';
@@ -81,11 +82,14 @@ export class SqliteStore implements TaskStore {
   readonly journal = new SqliteJournal(() => this.db, this.commits);
   readonly timeline = new SqliteTimeline(() => this.db, this.commits);
   readonly browse = new SqliteBrowse(() => this.db);
+  /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
+  private readonly runners: RunnerLocks | undefined;
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
     this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
+    if (options.path !== ':memory:') this.runners = new RunnerLocks(`${options.path}.runners`);
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.timeline, TIMELINE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
@@ -117,6 +121,7 @@ export class SqliteStore implements TaskStore {
     }
     this.db = db;
     this.statements = this.prepare(db);
+    this.endLeasesOfDeadRunners();
     this.events.start(db);
   }
 
@@ -133,6 +138,7 @@ export class SqliteStore implements TaskStore {
 
   async close(): Promise<void> {
     if (this.db) this.commits.flush();
+    this.runners?.release();
     await this.events.close();
     this.db?.close();
     this.db = undefined;
@@ -141,6 +147,7 @@ export class SqliteStore implements TaskStore {
 
   async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
     const s = this.stmts();
+    this.holdRunner(record);
     try {
       // The shared transaction takes the file's write lock (IMMEDIATE) before counting, so processes sharing the file
       // count one at a time.
@@ -160,6 +167,29 @@ export class SqliteStore implements TaskStore {
     }
   }
 
+  /**
+   * The tasks of runners whose process is proven gone get a lease that has already ended, so the engine's recovery,
+   * which runs as it starts, takes them over now rather than when their leases would have lapsed.
+   */
+  private endLeasesOfDeadRunners(): void {
+    const s = this.stmts();
+    try {
+      for (const runner of this.runners?.takeDead() ?? []) s.endLeases.run(runner);
+    } catch {
+      // Without the proof (an unreadable directory), leases lapse as usual.
+    }
+  }
+
+  /** A runner that takes a lease in this process holds its liveness lock from then on. */
+  private holdRunner(record: TaskRecord): void {
+    if (record.runner === undefined || record.leaseUntil === undefined) return;
+    try {
+      this.runners?.hold(record.runner);
+    } catch {
+      // Without the lock (a read-only directory), the runner's leases lapse as usual after a crash.
+    }
+  }
+
   async get(taskId: string): Promise<TaskRecord | undefined> {
     return decode(this.stmts().get.get(taskId) as Row | undefined);
   }
@@ -171,6 +201,7 @@ export class SqliteStore implements TaskStore {
   async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent.
     const s = this.stmts();
+    this.holdRunner(next);
     return this.commits.run(() => s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1);
   }
 
@@ -286,6 +317,9 @@ export class SqliteStore implements TaskStore {
       ),
       stale: db.prepare(
         `SELECT data, lease_until FROM mcp_tasks WHERE lease_until IS NOT NULL AND lease_until < ? AND ${ACTIVE} LIMIT ?`,
+      ),
+      endLeases: db.prepare(
+        `UPDATE mcp_tasks SET lease_until = 0 WHERE runner = ? AND lease_until IS NOT NULL AND ${ACTIVE}`,
       ),
       renew: db.prepare(
         `UPDATE mcp_tasks SET lease_until = ? WHERE runner = ? AND lease_until IS NOT NULL AND ${ACTIVE}`,
