@@ -15,7 +15,10 @@ function walk(dir: string): string[] {
   });
 }
 
-/** The layer of a file: `engine`, `rpc`, `workflow`, `server`, `client`, `cli`, or `stores/x`, `executors/x`, `dialects/x`. */
+/**
+ * The layer of a file: `engine`, `protocol`, `rpc`, `workflow`, `server`, `client`, `cli`, or `stores/x`, `executors/x`,
+ * `dialects/x`.
+ */
 function layerOf(file: string): string {
   const parts = relative(src, file).split('/');
   const top = parts[0] as string;
@@ -43,8 +46,11 @@ function allowed(from: string, to: string): boolean {
   const [toTop] = to.split('/');
   // The aggregate entry points (src/stores/index.ts, ...) re-export their sub-layers.
   if (['stores', 'executors', 'dialects'].includes(from) && toTop === from) return true;
+  // The wire of the three generations is a leaf every layer above the engine may use; the engine stays wire-free.
+  if (to === 'protocol') return fromTop !== 'engine';
   switch (fromTop) {
     case 'engine':
+    case 'protocol':
       return false;
     case 'stores':
     case 'executors':
@@ -81,6 +87,15 @@ function allowed(from: string, to: string): boolean {
 
 const DATABASE_AND_QUEUE_CLIENTS = ['better-sqlite3', 'pg', 'ioredis', 'bullmq'];
 
+/** The packages a layer may import at all; layers not listed may import any dependency. */
+const PACKAGES_OF: Record<string, readonly string[]> = {
+  // The wire's schemas are zod schemas; nothing else, so both ends can load it cheaply.
+  protocol: ['zod'],
+  // Pure mappings between the engine and the wire.
+  rpc: [],
+  dialects: [],
+};
+
 describe('the dependency rule (DESIGN.md §2)', () => {
   it('finds the source files', () => {
     expect(files.length).toBeGreaterThan(10);
@@ -94,6 +109,10 @@ describe('the dependency rule (DESIGN.md §2)', () => {
           if (DATABASE_AND_QUEUE_CLIENTS.includes(spec))
             expect(['stores', 'executors'], `${spec} outside stores/executors`).toContain(from.split('/')[0]);
           if (from === 'engine') expect(spec.startsWith('node:'), `engine imports ${spec}`).toBe(true);
+          const packages = PACKAGES_OF[from.split('/')[0] as string];
+          // Node built-ins are not packages, except for the wire, which runs wherever an MCP peer does.
+          if (packages && (from === 'protocol' || !spec.startsWith('node:')))
+            expect(packages, `${from} imports ${spec}`).toContain(spec);
           continue;
         }
         const to = layerOf(target);
@@ -103,6 +122,23 @@ describe('the dependency rule (DESIGN.md §2)', () => {
       }
     });
   }
+
+  it('spells the wire once: meta keys, the extension id, notifications and generation names live in src/protocol', () => {
+    const spellings = [
+      /['"](io\.modelcontextprotocol|modelcontextprotocol\.io)\/[\w-]+['"]/,
+      /['"]notifications\/(tasks|subscriptions)[\w/]*['"]/,
+      /['"](core-2025-11-25|ext-tasks)['"]/,
+    ];
+    const offenders = files
+      .filter((file) => layerOf(file) !== 'protocol')
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter((line) => spellings.some((spelling) => spelling.test(line)))
+          .map((line) => `${relative(src, file)}: ${line.trim()}`),
+      );
+    expect(offenders).toEqual([]);
+  });
 
   it('has no circular imports', () => {
     const state = new Map<string, 'visiting' | 'done'>();

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 
 import { Command, CommanderError, Option } from 'commander';
 
+import { MODERN_PROTOCOL_VERSION, TASK_GENERATIONS } from '../protocol/index.js';
 import { normalizeJsonArguments, splitServerCommand } from './argv.js';
 import { runCall, type CallOptions } from './commands/call.js';
 import { runCancel } from './commands/cancel.js';
@@ -61,14 +62,14 @@ function program(
     )
     .addOption(
       new Option('--dialect <dialect>', 'tasks generation to speak')
-        .choices(['auto', '2025-11-25', 'ext-2026', 'sep-1686'])
+        .choices(['auto', ...TASK_GENERATIONS])
         .default('auto'),
     )
     .addOption(
       new Option('--protocol <era>', 'protocol negotiation when the dialect is auto').choices([
         'legacy',
         'auto',
-        '2026-07-28',
+        MODERN_PROTOCOL_VERSION,
       ]),
     )
     .option('--store <path>', 'file that remembers task handles', defaultStorePath())

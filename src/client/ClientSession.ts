@@ -14,13 +14,14 @@ import {
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 
+import { relatedTaskId, TASKS_EXTENSION } from '../protocol/index.js';
 import { ClientTaskHost } from './ClientTaskHost.js';
 import { Core20251125Dialect } from './dialects/core20251125.js';
-import { Ext2026Dialect, TASKS_EXTENSION } from './dialects/ext2026.js';
+import { Ext2026Dialect } from './dialects/ext2026.js';
 import { Sep1686Dialect } from './dialects/sep1686.js';
 import type { TaskDialect } from './dialects/TaskDialect.js';
 import type { HandleStore } from './HandleStore.js';
-import { InputRouter, relatedTaskId } from './InputRouter.js';
+import { InputRouter } from './InputRouter.js';
 import { RawChannel } from './RawChannel.js';
 import { TaskConnectionError, TaskRpcError } from './TaskClientError.js';
 import type { TaskClientOptions } from './TaskClientOptions.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 
 import { ProtocolError, type ClientCapabilities } from '@modelcontextprotocol/client';
 
-import { relatedTaskId, type InputRouter } from './InputRouter.js';
+import { CORE_GENERATION, CoreMethod, RELATED_TASK_META, relatedTaskId } from '../protocol/index.js';
+import type { InputRouter } from './InputRouter.js';
 import { TaskRpcError } from './TaskClientError.js';
 
 type HostedStatus = 'working' | 'completed' | 'failed' | 'cancelled';
@@ -26,8 +27,6 @@ export interface ClientTaskHostOptions {
   maxTtlMs?: number;
   pollIntervalMs?: number;
 }
-
-const RELATED_TASK = 'io.modelcontextprotocol/related-task';
 
 /**
  * The client as a 2025-11-25 receiver (spec §1.10 step 7): a server may task-augment `elicitation/create` and
@@ -94,7 +93,7 @@ export class ClientTaskHost {
 
   /** Serves `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` for the hosted tasks. */
   async handle(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (method === 'tasks/list') {
+    if (method === CoreMethod.list) {
       // spec R58: this receiver never hands out cursors, so any cursor is unknown.
       if (params['cursor'] !== undefined) throw new ProtocolError(-32602, 'Failed to list tasks: invalid cursor');
       return { tasks: [...this.tasks.values()].map((task) => this.wire(task)) };
@@ -104,9 +103,9 @@ export class ClientTaskHost {
     const task = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined;
     // spec R57
     if (task === undefined) throw new ProtocolError(-32602, 'Failed to retrieve task: Task not found');
-    if (method === 'tasks/get') return this.wire(task);
-    if (method === 'tasks/cancel') return this.cancel(task);
-    if (method === 'tasks/result') return this.result(task);
+    if (method === CoreMethod.get) return this.wire(task);
+    if (method === CoreMethod.cancel) return this.cancel(task);
+    if (method === CoreMethod.result) return this.result(task);
     throw new ProtocolError(-32601, `Method not found: ${method}`);
   }
 
@@ -121,7 +120,7 @@ export class ClientTaskHost {
   private async run(task: HostedTask, method: string, params: Record<string, unknown>): Promise<void> {
     try {
       const result = await this.inputs.answer(method, params, {
-        dialect: '2025-11-25',
+        dialect: CORE_GENERATION,
         ...(relatedTaskId(params) !== undefined && { taskId: relatedTaskId(params) }),
         signal: task.abort.signal,
       });
@@ -161,7 +160,7 @@ export class ClientTaskHost {
     await Promise.race([task.done, new Promise((resolve) => task.abort.signal.addEventListener('abort', resolve))]);
     if (task.status === 'completed' && task.result !== undefined) {
       const meta = (task.result['_meta'] as Record<string, unknown> | undefined) ?? {};
-      return { ...task.result, _meta: { ...meta, [RELATED_TASK]: { taskId: task.taskId } } };
+      return { ...task.result, _meta: { ...meta, [RELATED_TASK_META]: { taskId: task.taskId } } };
     }
     if (task.status === 'cancelled')
       throw new ProtocolError(-32603, 'The task was cancelled before it produced a result');

@@ -39,22 +39,6 @@ export interface InputHandlers {
   sampling?: SamplingHandler;
 }
 
-const RELATED_TASK_KEYS = ['io.modelcontextprotocol/related-task', 'modelcontextprotocol.io/related-task'] as const;
-
-/** The task id a server request names in its related-task `_meta` (2025-11-25 or SEP-1686 spelling). */
-export function relatedTaskId(params: Record<string, unknown> | undefined): string | undefined {
-  const meta = params?.['_meta'];
-  if (typeof meta !== 'object' || meta === null) return undefined;
-  for (const key of RELATED_TASK_KEYS) {
-    const related = (meta as Record<string, unknown>)[key];
-    if (typeof related === 'object' && related !== null) {
-      const taskId = (related as Record<string, unknown>)['taskId'];
-      if (typeof taskId === 'string') return taskId;
-    }
-  }
-  return undefined;
-}
-
 /**
  * Dispatches elicitation and sampling requests to the host's handlers, whichever way they arrived: a server request
  * during `tasks/result` (2025-11-25), an `inputRequests` entry (extension, spec E11: treated exactly like the

@@ -11,6 +11,7 @@ import {
   type TaskTarget,
   type Tool,
 } from '../client/index.js';
+import { CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
 import type { McpTasks } from '../server/index.js';
 import { DirectHttpCall, DirectRefusedError } from './DirectHttpCall.js';
 import { PASSTHROUGH, type RpcError, type UpstreamRequestOptions } from './passthrough.js';
@@ -39,8 +40,6 @@ export interface UpstreamOptions {
 }
 
 export type UpstreamNotification = { method: string; params?: Record<string, unknown> };
-
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** A connection that lived this long before it dropped was healthy: the backoff starts over. */
 const HEALTHY_MS = 10_000;
@@ -187,7 +186,7 @@ export class Upstream {
     let entry = this.sessions.get(sessionId);
     if (!entry) {
       const client = TaskClient.connect(
-        { ...target, sessionId, protocolVersion: current.sdk.getNegotiatedProtocolVersion() ?? '2025-11-25' },
+        { ...target, sessionId, protocolVersion: current.sdk.getNegotiatedProtocolVersion() ?? CORE_PROTOCOL_VERSION },
         this.clientOptions(),
       );
       entry = { client, users: 0 };

@@ -1,9 +1,6 @@
 import { isTerminal, type TaskRecord } from '../engine/index.js';
 import {
-  carriesSepRelatedTask,
-  declaresTasksExtension,
   deliverInputs,
-  RELATED_TASK_META,
   type Claim,
   type CoreDialect,
   type Decoration,
@@ -12,6 +9,7 @@ import {
   type ServerDialect,
   type SessionView,
 } from '../dialects/index.js';
+import { carriesSepRelatedTask, declaresTasksExtension, RELATED_TASK_META } from '../protocol/index.js';
 import { during, ErrorCodes, isObject, type JsonRpcRequest } from '../rpc/index.js';
 
 export interface FallbackToolsOptions {

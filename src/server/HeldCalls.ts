@@ -2,14 +2,13 @@ import { randomBytes } from 'node:crypto';
 
 import {
   answerError,
-  declaresTasksExtension,
-  envelopeCapabilities,
   type Claim,
   type DialectAnswer,
   type DialectContext,
   type ServerDialect,
   type SessionView,
 } from '../dialects/index.js';
+import { declaresTasksExtension, envelopeCapabilities, ResultType } from '../protocol/index.js';
 import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest } from '../rpc/index.js';
 import { HeldCall } from './HeldCall.js';
 import type { ServerFactory } from './ServerLike.js';
@@ -100,10 +99,12 @@ export class HeldCalls implements ServerDialect {
       const { outcome } = round;
       return outcome.kind === 'error'
         ? { error: outcome.error }
-        : { result: { ...(outcome.kind === 'result' ? outcome.result : {}), resultType: 'complete' } };
+        : { result: { ...(outcome.kind === 'result' ? outcome.result : {}), resultType: ResultType.complete } };
     }
     if (ctx.signal.aborted) return { noResponse: true };
-    return { result: { resultType: 'input_required', inputRequests: round.questions, requestState: this.hold(call) } };
+    return {
+      result: { resultType: ResultType.inputRequired, inputRequests: round.questions, requestState: this.hold(call) },
+    };
   }
 
   /** Cancels every waiting call (the server is shutting down). */

@@ -13,13 +13,13 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../rpc/index.js';
+import { CORE_PROTOCOL_VERSION } from '../protocol/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
 import type { ServerFactory, TransportLike } from './ServerLike.js';
 
 /** Marks the server end of an internal link, so an attached server does not add tasks to its own internal calls. */
 export const INTERNAL_TRANSPORT = Symbol.for('mcp-tasks.internal-transport');
 
-const INTERNAL_PROTOCOL_VERSION = '2025-11-25';
 const INPUT_METHODS = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list']);
 
 export interface InternalCallHooks {
@@ -50,7 +50,7 @@ export async function runInternalCall(
     await instance.connect(serverEnd);
     await clientEnd.start();
     const init = await link.request('initialize', {
-      protocolVersion: INTERNAL_PROTOCOL_VERSION,
+      protocolVersion: CORE_PROTOCOL_VERSION,
       capabilities: mirroredCapabilities(hooks.clientCapabilities),
       clientInfo: { name: 'mcp-tasks-internal', version: '1' },
     });

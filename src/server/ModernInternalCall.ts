@@ -7,12 +7,10 @@ import {
 } from '@modelcontextprotocol/server';
 
 import type { TaskOutcome, TaskRequest } from '../engine/index.js';
+import { MODERN_PROTOCOL_VERSION, ResultType, SERVER_INFO_META } from '../protocol/index.js';
 import { ErrorCodes, isObject, type JsonRpcResponse } from '../rpc/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
 import type { ServerFactory } from './ServerLike.js';
-
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
 
 /** A multi-round-trip answer: the tool needs input before it can go on. */
 export interface InputRequiredOutcome {
@@ -100,7 +98,7 @@ export async function runModernInternalCall(
   const reply = await readReply(response, options);
   if ('error' in reply) return { kind: 'error', error: reply.error };
   const { resultType, ...result } = reply.result;
-  if (resultType === 'input_required') {
+  if (resultType === ResultType.inputRequired) {
     return {
       kind: 'input_required',
       inputRequests: (result['inputRequests'] ?? {}) as InputRequiredOutcome['inputRequests'],
@@ -141,8 +139,8 @@ async function readReply(
 
 /** The server-info stamp is wire decoration of this exchange, not part of the tool's result. */
 function withoutServerInfo(result: Record<string, unknown>): Record<string, unknown> {
-  if (!isObject(result['_meta']) || !(SERVER_INFO_META_KEY in result['_meta'])) return result;
-  const { [SERVER_INFO_META_KEY]: _serverInfo, ...meta } = result['_meta'];
+  if (!isObject(result['_meta']) || !(SERVER_INFO_META in result['_meta'])) return result;
+  const { [SERVER_INFO_META]: _serverInfo, ...meta } = result['_meta'];
   const { _meta, ...rest } = result;
   return Object.keys(meta).length > 0 ? { ...rest, _meta: meta } : rest;
 }

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 
 import type { EngineLogger, TaskEngine, TaskRecord } from '../engine/index.js';
 import {
-  PROTOCOL_VERSION_META,
   RequestCancelled,
   parseInputRequestId,
   pushTaskChanges,
@@ -28,6 +27,7 @@ import {
   type JsonRpcResponse,
   type RequestId,
 } from '../rpc/index.js';
+import { PROTOCOL_VERSION_META } from '../protocol/index.js';
 import { clientKeyOf } from './clientKey.js';
 import { rateClassOf, type RateClass } from './RateLimiter.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';

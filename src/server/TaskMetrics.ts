@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { TaskLifecycleEvent } from '../engine/index.js';
+import { generationOf } from '../protocol/index.js';
 
 export interface TaskMetricsOptions {
   /** Registry to add the metrics to (e.g. an application's own). Default: a registry of their own. */
@@ -79,7 +80,8 @@ export class TaskMetrics {
 
   /** The engine's lifecycle hook. */
   observe(event: TaskLifecycleEvent): void {
-    const dialect = event.task.dialect;
+    // Records written before the generations had one name each carry an earlier spelling.
+    const dialect = generationOf(event.task.dialect) ?? event.task.dialect;
     if (event.type === 'created') this.created.inc({ dialect });
     if (event.type === 'recovered') this.recovered.inc({ action: event.action });
     if (event.type === 'finished') {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { SEP_DIALECT, sepStatus, toSepTask } from '../../src/dialects/index.js';
+import { sepStatus, toSepTask } from '../../src/dialects/index.js';
+import { SEP_GENERATION } from '../../src/protocol/index.js';
 import { makeRecord } from '../helpers/records.js';
 
 describe('SEP-1686 task view', () => {
@@ -17,7 +18,7 @@ describe('SEP-1686 task view', () => {
 
   it('3.2 7.2: shows the client’s own id, the actual keepAlive and the error of a failed task', () => {
     const record = makeRecord({
-      dialect: SEP_DIALECT,
+      dialect: SEP_GENERATION,
       idempotencyKey: 'client-id-1',
       status: 'failed',
       attempts: 1,

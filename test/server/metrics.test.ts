@@ -66,7 +66,7 @@ describe('Prometheus metrics (spec R72)', () => {
     await peer.request('tasks/cancel', { taskId: slow });
     for (let i = 0; i < 40; i++) await peer.request('tasks/get', { taskId: done });
     const text = await (await fetch(http.url.replace('/mcp', '/metrics'))).text();
-    const core = 'dialect="core-2025-11-25"';
+    const core = 'dialect="2025-11-25"';
     expect(sample(text, 'mcp_tasks_created_total', core)).toBe(3);
     expect(sample(text, 'mcp_tasks_finished_total', `${core},status="completed"`)).toBe(1);
     expect(sample(text, 'mcp_tasks_finished_total', `${core},status="failed"`)).toBe(1);

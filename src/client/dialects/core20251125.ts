@@ -1,6 +1,14 @@
 import { ProtocolError, type CallToolResult, type Client, type ServerCapabilities } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 
+import {
+  CORE_GENERATION,
+  CoreMethod,
+  CoreTaskListSchema,
+  CoreTaskSchema,
+  coreTaskSupport,
+  type CoreTask,
+} from '../../protocol/index.js';
 import { MAX_TIMER_MS, type RawChannel } from '../RawChannel.js';
 import { TaskNotFoundError, TaskNotSupportedError, TaskProtocolError } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
@@ -20,26 +28,9 @@ import type {
 } from './TaskDialect.js';
 import { waitBudgetMs } from './waitBudget.js';
 
-/** The 2025-11-25 `Task` (spec §1.5). Required fields are checked; optional ones only for type. */
-export const TaskWire = z.looseObject({
-  taskId: z.string(),
-  status: z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']),
-  statusMessage: z.string().optional(),
-  createdAt: z.string(),
-  lastUpdatedAt: z.string(),
-  ttl: z.number().nullable(),
-  pollInterval: z.number().optional(),
-});
-export type TaskWire = z.infer<typeof TaskWire>;
-
 const AnyResult = z.looseObject({});
-const ListTasksWire = z.looseObject({ tasks: z.array(TaskWire), nextCursor: z.string().optional() });
 
-function has(object: unknown, key: string): boolean {
-  return typeof object === 'object' && object !== null && (object as Record<string, unknown>)[key] !== undefined;
-}
-
-export function snapshotFromTask(task: TaskWire): TaskSnapshot {
+export function snapshotFromTask(task: CoreTask): TaskSnapshot {
   return {
     taskId: task.taskId,
     status: task.status,
@@ -48,12 +39,12 @@ export function snapshotFromTask(task: TaskWire): TaskSnapshot {
     lastUpdatedAt: task.lastUpdatedAt,
     ttlMs: task.ttl,
     ...(task.pollInterval !== undefined && { pollIntervalMs: task.pollInterval }),
-    dialect: '2025-11-25',
+    dialect: CORE_GENERATION,
   };
 }
 
-function parseTask(value: unknown, what: string): TaskWire {
-  const parsed = TaskWire.safeParse(value);
+function parseTask(value: unknown, what: string): CoreTask {
+  const parsed = CoreTaskSchema.safeParse(value);
   if (!parsed.success) throw new TaskProtocolError(`Invalid Task in ${what}: ${parsed.error.message}`);
   return parsed.data;
 }
@@ -73,27 +64,21 @@ export class Core20251125Dialect implements TaskDialect {
 
   constructor(private readonly context: Core20251125Context) {}
 
-  private get tasks(): Record<string, unknown> | undefined {
-    const tasks: unknown = (this.context.capabilities as Record<string, unknown> | undefined)?.['tasks'];
-    return typeof tasks === 'object' && tasks !== null ? (tasks as Record<string, unknown>) : undefined;
-  }
-
   /** Capabilities are objects whose presence means support (spec A2). */
   get toolCallTasks(): boolean {
-    const requests = this.tasks?.['requests'];
-    return has(requests, 'tools') && has((requests as Record<string, unknown>)['tools'], 'call');
+    return coreTaskSupport(this.context.capabilities).toolCall;
   }
 
   get canCancel(): boolean {
-    return has(this.tasks, 'cancel');
+    return coreTaskSupport(this.context.capabilities).cancel;
   }
 
   get canList(): boolean {
-    return has(this.tasks, 'list');
+    return coreTaskSupport(this.context.capabilities).list;
   }
 
-  get name(): '2025-11-25' | 'none' {
-    return this.toolCallTasks ? '2025-11-25' : 'none';
+  get name(): typeof CORE_GENERATION | 'none' {
+    return this.toolCallTasks ? CORE_GENERATION : 'none';
   }
 
   async plan(tool: string, mode: CallMode): Promise<boolean> {
@@ -155,11 +140,11 @@ export class Core20251125Dialect implements TaskDialect {
 
   async get(taskId: string): Promise<PollResult> {
     try {
-      const result = await this.context.client.request({ method: 'tasks/get', params: { taskId } }, AnyResult, {
+      const result = await this.context.client.request({ method: CoreMethod.get, params: { taskId } }, AnyResult, {
         timeout: this.context.requestTimeoutMs,
       });
       // GetTaskResult is a flat Task (spec §1.6).
-      return { snapshot: snapshotFromTask(parseTask(result, 'tasks/get')) };
+      return { snapshot: snapshotFromTask(parseTask(result, CoreMethod.get)) };
     } catch (error) {
       throw this.taskError(error, taskId);
     }
@@ -185,10 +170,10 @@ export class Core20251125Dialect implements TaskDialect {
       );
     }
     try {
-      const result = await this.context.client.request({ method: 'tasks/cancel', params: { taskId } }, AnyResult, {
+      const result = await this.context.client.request({ method: CoreMethod.cancel, params: { taskId } }, AnyResult, {
         timeout: this.context.requestTimeoutMs,
       });
-      return { kind: 'accepted', snapshot: snapshotFromTask(parseTask(result, 'tasks/cancel')) };
+      return { kind: 'accepted', snapshot: snapshotFromTask(parseTask(result, CoreMethod.cancel)) };
     } catch (error) {
       // spec R49: a terminal (or unknown) task answers -32602; the caller settles through tasks/get.
       if (error instanceof ProtocolError && error.code === -32602)
@@ -206,11 +191,11 @@ export class Core20251125Dialect implements TaskDialect {
     }
     try {
       const result = await this.context.client.request(
-        { method: 'tasks/list', params: cursor === undefined ? {} : { cursor } },
+        { method: CoreMethod.list, params: cursor === undefined ? {} : { cursor } },
         AnyResult,
         { timeout: this.context.requestTimeoutMs },
       );
-      const parsed = ListTasksWire.safeParse(result);
+      const parsed = CoreTaskListSchema.safeParse(result);
       if (!parsed.success) throw new TaskProtocolError(`Invalid tasks/list result: ${parsed.error.message}`);
       return {
         tasks: parsed.data.tasks.map(snapshotFromTask),
@@ -223,7 +208,7 @@ export class Core20251125Dialect implements TaskDialect {
 
   notificationTaskId(method: string, params: Record<string, unknown> | undefined): string | undefined {
     // spec R43: only a prompt to poll now; the status itself is read from tasks/get.
-    if (method !== 'notifications/tasks/status') return undefined;
+    if (method !== CoreMethod.status) return undefined;
     const taskId = params?.['taskId'];
     return typeof taskId === 'string' ? taskId : undefined;
   }
@@ -249,7 +234,7 @@ export class Core20251125Dialect implements TaskDialect {
    */
   private async fetchResult(snapshot: TaskSnapshot): Promise<TaskPayload> {
     const reply = await this.context.raw.request(
-      'tasks/result',
+      CoreMethod.result,
       { taskId: snapshot.taskId },
       { timeoutMs: waitBudgetMs(snapshot) },
     ).reply;

@@ -1,6 +1,15 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import * as z from 'zod';
 
+import {
+  DetailedTaskSchema,
+  EXT_GENERATION,
+  ExtMethod,
+  ExtTaskSchema,
+  InputRequestsSchema,
+  ResultType,
+  TASKS_EXTENSION,
+  type ExtTask,
+} from '../../protocol/index.js';
 import type { InputRouter } from '../InputRouter.js';
 import type { RawChannel, RawReply } from '../RawChannel.js';
 import {
@@ -23,32 +32,6 @@ import type {
   TaskDialect,
 } from './TaskDialect.js';
 
-/** The extension's identifier, used as the capability key (spec §3.2). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-
-const TaskStatusWire = z.enum(['working', 'input_required', 'completed', 'failed', 'cancelled']);
-
-/** The extension's `Task` (spec §3.3): `ttlMs` and `pollIntervalMs`, flat, never wrapped. */
-export const ExtTaskWire = z.looseObject({
-  taskId: z.string(),
-  status: TaskStatusWire,
-  statusMessage: z.string().optional(),
-  createdAt: z.string(),
-  lastUpdatedAt: z.string(),
-  ttlMs: z.number().nullable(),
-  pollIntervalMs: z.number().optional(),
-});
-
-const RpcErrorWire = z.looseObject({ code: z.number(), message: z.string(), data: z.unknown().optional() });
-const InputRequestWire = z.looseObject({ method: z.string(), params: z.looseObject({}).optional() });
-
-/** `DetailedTask`: the status-matching variant, with `result`, `error` or `inputRequests` inlined (spec E8). */
-export const DetailedTaskWire = ExtTaskWire.extend({
-  result: z.looseObject({}).optional(),
-  error: RpcErrorWire.optional(),
-  inputRequests: z.record(z.string(), InputRequestWire).optional(),
-});
-
 /** Rounds of synchronous input (MRTR) a single tools/call may take before the client gives up. */
 const MAX_INPUT_ROUNDS = 10;
 
@@ -69,7 +52,7 @@ export interface Ext2026Context {
 
 type RoundTrip = { kind: 'task'; snapshot: TaskSnapshot } | { kind: 'payload'; payload: TaskPayload };
 
-export function snapshotFromExtTask(task: z.infer<typeof ExtTaskWire>): TaskSnapshot {
+export function snapshotFromExtTask(task: ExtTask): TaskSnapshot {
   return {
     taskId: task.taskId,
     status: task.status,
@@ -78,7 +61,7 @@ export function snapshotFromExtTask(task: z.infer<typeof ExtTaskWire>): TaskSnap
     lastUpdatedAt: task.lastUpdatedAt,
     ttlMs: task.ttlMs,
     ...(task.pollIntervalMs !== undefined && { pollIntervalMs: task.pollIntervalMs }),
-    dialect: 'ext-2026',
+    dialect: EXT_GENERATION,
   };
 }
 
@@ -97,8 +80,8 @@ export class Ext2026Dialect implements TaskDialect {
 
   constructor(private readonly context: Ext2026Context) {}
 
-  get name(): 'ext-2026' | 'none' {
-    return this.context.advertised ? 'ext-2026' : 'none';
+  get name(): typeof EXT_GENERATION | 'none' {
+    return this.context.advertised ? EXT_GENERATION : 'none';
   }
 
   async plan(_tool: string, mode: CallMode): Promise<boolean> {
@@ -128,10 +111,10 @@ export class Ext2026Dialect implements TaskDialect {
   }
 
   async get(taskId: string): Promise<PollResult> {
-    const reply = await this.send('tasks/get', { taskId });
+    const reply = await this.send(ExtMethod.get, { taskId });
     if (!reply.ok) throw this.taskError(reply.error, taskId);
     // spec A13: a `resultType` of "task" on tasks/get contradicts the normative "complete"; accept both.
-    const parsed = DetailedTaskWire.safeParse(reply.result);
+    const parsed = DetailedTaskSchema.safeParse(reply.result);
     if (!parsed.success) throw new TaskProtocolError(`Invalid tasks/get result: ${parsed.error.message}`);
     const task = parsed.data;
     const poll: PollResult = { snapshot: snapshotFromExtTask(task) };
@@ -165,13 +148,13 @@ export class Ext2026Dialect implements TaskDialect {
       for (const [key, request] of pending) {
         const response = await this.context.inputs.answer(request.method, request.params, {
           taskId: state.taskId,
-          dialect: 'ext-2026',
+          dialect: EXT_GENERATION,
           key,
           signal: state.signal,
         });
         if (state.signal.aborted) return;
         // spec E12: acknowledged with an empty result; partial sets are allowed.
-        const reply = await this.send('tasks/update', { taskId: state.taskId, inputResponses: { [key]: response } });
+        const reply = await this.send(ExtMethod.update, { taskId: state.taskId, inputResponses: { [key]: response } });
         if (!reply.ok && !state.signal.aborted) throw this.taskError(reply.error, state.taskId);
         state.onAnswered(key);
       }
@@ -181,14 +164,14 @@ export class Ext2026Dialect implements TaskDialect {
 
   async cancel(taskId: string): Promise<CancelAck> {
     // spec E13: an empty acknowledgement; the task may take a while to reach cancelled, or never do.
-    const reply = await this.send('tasks/cancel', { taskId });
+    const reply = await this.send(ExtMethod.cancel, { taskId });
     if (reply.ok) return { kind: 'accepted' };
     if (reply.error.code === -32602) return { kind: 'rejected', error: reply.error };
     throw this.taskError(reply.error, taskId);
   }
 
   notificationTaskId(method: string, params: Record<string, unknown> | undefined): string | undefined {
-    if (method !== 'notifications/tasks') return undefined;
+    if (method !== ExtMethod.status) return undefined;
     const taskId = params?.['taskId'];
     return typeof taskId === 'string' ? taskId : undefined;
   }
@@ -213,19 +196,19 @@ export class Ext2026Dialect implements TaskDialect {
       }
       const result = reply.result;
       const resultType = result['resultType'];
-      if (resultType === 'task') {
+      if (resultType === ResultType.task) {
         // spec E1 E2: a task for a request that did not declare the extension is an invalid response.
         if (!declare)
           throw new TaskProtocolError('The server created a task for a request that did not declare the extension');
-        const parsed = ExtTaskWire.safeParse(result);
+        const parsed = ExtTaskSchema.safeParse(result);
         if (!parsed.success) throw new TaskProtocolError(`Invalid CreateTaskResult: ${parsed.error.message}`);
         return { kind: 'task', snapshot: snapshotFromExtTask(parsed.data) };
       }
-      if (resultType === 'input_required') {
+      if (resultType === ResultType.inputRequired) {
         current = await this.answerRound(params, result);
         continue;
       }
-      if (resultType !== undefined && resultType !== 'complete') {
+      if (resultType !== undefined && resultType !== ResultType.complete) {
         throw new TaskProtocolError(`Unsupported resultType ${JSON.stringify(resultType)} for tools/call`);
       }
       return { kind: 'payload', payload: { kind: 'result', result: withoutResultType(result) as CallToolResult } };
@@ -238,7 +221,7 @@ export class Ext2026Dialect implements TaskDialect {
     params: Record<string, unknown>,
     result: Record<string, unknown>,
   ): Promise<Record<string, unknown>> {
-    const requests = z.record(z.string(), InputRequestWire).safeParse(result['inputRequests'] ?? {});
+    const requests = InputRequestsSchema.safeParse(result['inputRequests'] ?? {});
     if (!requests.success) throw new TaskProtocolError(`Invalid inputRequests: ${requests.error.message}`);
     const inputResponses: Record<string, unknown> = {};
     for (const [key, request] of Object.entries(requests.data)) {

@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { ProtocolError, type CallToolResult, type Client } from '@modelcontextprotocol/client';
 import * as z from 'zod';
 
-import { relatedTaskId } from '../InputRouter.js';
+import {
+  relatedTaskId,
+  SEP_GENERATION,
+  SEP_RELATED_TASK_META,
+  SEP_TASK_META,
+  SepMethod,
+  SepTaskListSchema,
+  SepTaskSchema,
+  type SepTask,
+} from '../../protocol/index.js';
 import { MAX_TIMER_MS, type RawChannel, type RawReply } from '../RawChannel.js';
 import {
   TaskConnectionError,
@@ -26,34 +35,19 @@ import type {
   TaskPage,
 } from './TaskDialect.js';
 
-/** The request `_meta` key that asks for a task (SEP-1686 §3.1). */
-export const SEP_TASK_META = 'modelcontextprotocol.io/task';
-/** SEP-1686's spelling of the related-task key (not the 2025-11-25 one, spec §1.7). */
-export const SEP_RELATED_TASK_META = 'modelcontextprotocol.io/related-task';
-
-/** A task as SEP-1686's tasks/get and tasks/list describe it (§6): no timestamps, `keepAlive`, `pollFrequency`, `error`. */
-export const SepTaskWire = z.looseObject({
-  taskId: z.string(),
-  status: z.enum(['submitted', 'working', 'input_required', 'completed', 'failed', 'cancelled', 'unknown']),
-  keepAlive: z.number().nullable().optional(),
-  pollFrequency: z.number().optional(),
-  error: z.string().optional(),
-});
-
 const AnyResult = z.looseObject({});
-const ListWire = z.looseObject({ tasks: z.array(SepTaskWire), nextCursor: z.string().optional() });
 
 /** Re-sends of the original request after the connection dropped, per the proposal's idempotent retry. */
 const MAX_RESENDS = 2;
 
-export function snapshotFromSepTask(task: z.infer<typeof SepTaskWire>): TaskSnapshot {
+export function snapshotFromSepTask(task: SepTask): TaskSnapshot {
   return {
     taskId: task.taskId,
     status: task.status,
     ...(task.error !== undefined && { statusMessage: task.error }),
     ...(task.keepAlive !== undefined && { ttlMs: task.keepAlive }),
     ...(task.pollFrequency !== undefined && { pollIntervalMs: task.pollFrequency }),
-    dialect: 'sep-1686',
+    dialect: SEP_GENERATION,
   };
 }
 
@@ -68,7 +62,7 @@ export interface Sep1686Context {
  * and `notifications/tasks/created` races it. Cancelling means cancelling the original request id.
  */
 export class Sep1686Dialect implements TaskDialect {
-  readonly name = 'sep-1686';
+  readonly name = SEP_GENERATION;
   readonly era = 'legacy';
   /** The live wire id of each task's original request (it changes when the request is re-sent). */
   private readonly requestIds = new Map<string, string>();
@@ -91,7 +85,7 @@ export class Sep1686Dialect implements TaskDialect {
     let markCreated!: (created: boolean) => void;
     const created = new Promise<boolean>((resolve) => (markCreated = resolve));
     const stopListening = this.context.raw.onNotification((notification) => {
-      if (notification.method === 'notifications/tasks/created' && relatedTaskId(notification.params) === taskId) {
+      if (notification.method === SepMethod.created && relatedTaskId(notification.params) === taskId) {
         markCreated(true);
       }
     });
@@ -106,7 +100,7 @@ export class Sep1686Dialect implements TaskDialect {
         taskId,
         status: 'submitted',
         ...(request.ttlMs !== undefined && { ttlMs: request.ttlMs }),
-        dialect: 'sep-1686',
+        dialect: SEP_GENERATION,
       },
       requestId: this.requestIds.get(taskId),
       created,
@@ -115,8 +109,8 @@ export class Sep1686Dialect implements TaskDialect {
   }
 
   async get(taskId: string): Promise<PollResult> {
-    const result = await this.call('tasks/get', taskId);
-    const parsed = SepTaskWire.safeParse(result);
+    const result = await this.call(SepMethod.get, taskId);
+    const parsed = SepTaskSchema.safeParse(result);
     if (!parsed.success) throw new TaskProtocolError(`Invalid tasks/get result: ${parsed.error.message}`);
     return { snapshot: snapshotFromSepTask(parsed.data) };
   }
@@ -125,7 +119,10 @@ export class Sep1686Dialect implements TaskDialect {
     // Results exist only for completed tasks (SEP-1686 §4.6); a failed task's description is its `error`.
     if (snapshot.status !== 'completed') return undefined;
     try {
-      return { kind: 'result', result: (await this.call('tasks/result', snapshot.taskId as string)) as CallToolResult };
+      return {
+        kind: 'result',
+        result: (await this.call(SepMethod.result, snapshot.taskId as string)) as CallToolResult,
+      };
     } catch (error) {
       if (error instanceof TaskRpcError) return { kind: 'error', error: error.error };
       throw error;
@@ -154,8 +151,8 @@ export class Sep1686Dialect implements TaskDialect {
   }
 
   async list(cursor?: string): Promise<TaskPage> {
-    const result = await this.request('tasks/list', cursor === undefined ? {} : { cursor });
-    const parsed = ListWire.safeParse(result);
+    const result = await this.request(SepMethod.list, cursor === undefined ? {} : { cursor });
+    const parsed = SepTaskListSchema.safeParse(result);
     if (!parsed.success) throw new TaskProtocolError(`Invalid tasks/list result: ${parsed.error.message}`);
     return {
       tasks: parsed.data.tasks.map(snapshotFromSepTask),
@@ -164,7 +161,7 @@ export class Sep1686Dialect implements TaskDialect {
   }
 
   async delete(taskId: string): Promise<void> {
-    await this.call('tasks/delete', taskId);
+    await this.call(SepMethod.delete, taskId);
   }
 
   notificationTaskId(): string | undefined {
@@ -216,7 +213,7 @@ export class Sep1686Dialect implements TaskDialect {
     try {
       return await this.request(method, { taskId, _meta: { [SEP_RELATED_TASK_META]: { taskId } } });
     } catch (error) {
-      if (error instanceof TaskRpcError && error.code === -32602 && method !== 'tasks/result') {
+      if (error instanceof TaskRpcError && error.code === -32602 && method !== SepMethod.result) {
         throw new TaskNotFoundError(taskId, error.error);
       }
       throw error;

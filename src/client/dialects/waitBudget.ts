@@ -1,3 +1,4 @@
+import { expiryFromCreation, SEP_GENERATION } from '../../protocol/index.js';
 import { MAX_TIMER_MS } from '../RawChannel.js';
 import type { TaskSnapshot } from '../TaskSnapshot.js';
 
@@ -8,11 +9,9 @@ const GRACE_MS = 60_000;
  * creation, spec R31 and A9), plus a grace period. Never shorter than the task's own life.
  */
 export function waitBudgetMs(snapshot: TaskSnapshot, now: number = Date.now()): number {
-  if (typeof snapshot.ttlMs === 'number' && snapshot.createdAt !== undefined && snapshot.dialect !== 'sep-1686') {
-    const created = Date.parse(snapshot.createdAt);
-    if (Number.isFinite(created)) {
-      return Math.min(MAX_TIMER_MS, Math.max(GRACE_MS, created + snapshot.ttlMs - now + GRACE_MS));
-    }
-  }
-  return MAX_TIMER_MS;
+  // SEP-1686 counts its keepAlive from the end, not from creation.
+  const expiry =
+    snapshot.dialect === SEP_GENERATION ? undefined : expiryFromCreation(snapshot.createdAt, snapshot.ttlMs);
+  if (expiry === undefined) return MAX_TIMER_MS;
+  return Math.min(MAX_TIMER_MS, Math.max(GRACE_MS, expiry - now + GRACE_MS));
 }

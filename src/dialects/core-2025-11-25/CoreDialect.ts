@@ -14,27 +14,31 @@ import {
   type SessionView,
   type TaskPushView,
 } from '../shared/index.js';
-import { coreCapabilities, withTaskSupport } from './coreCapabilities.js';
-import { CORE_DIALECT, CORE_PROTOCOL_VERSION, RELATED_TASK_META, toCoreTask } from './wireTask.js';
+import {
+  CORE_GENERATION,
+  CORE_PROTOCOL_VERSION,
+  CoreMethod,
+  coreCapabilities,
+  coreRelatedMeta,
+  RELATED_TASK_META,
+  withTaskSupport,
+  type CoreTaskMethod,
+} from '../../protocol/index.js';
+import { toCoreTask } from './wireTask.js';
 
 const CANCELLED_RESULT_TEXT = 'The task was cancelled before it produced a result.';
 
-/** The methods this dialect answers, besides task-augmented `tools/call`. */
-export const CORE_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel'] as const;
-
-type TaskMethod = (typeof CORE_TASK_METHODS)[number];
-
 /** What each task method does, for the error a failure maps to. */
-const OPERATIONS: Record<TaskMethod, TaskOperation> = {
-  'tasks/get': 'retrieve',
-  'tasks/result': 'retrieve',
-  'tasks/list': 'list',
-  'tasks/cancel': 'cancel',
+const OPERATIONS: Record<CoreTaskMethod, TaskOperation> = {
+  [CoreMethod.get]: 'retrieve',
+  [CoreMethod.result]: 'retrieve',
+  [CoreMethod.list]: 'list',
+  [CoreMethod.cancel]: 'cancel',
 };
 
 /** spec R42 R44: `notifications/tasks/status` on each status change, without related-task _meta. */
 export const CORE_STATUS_PUSH: TaskPushView = {
-  method: 'notifications/tasks/status',
+  method: CoreMethod.status,
   key: (record) => record.status,
   params: (record) => ({ ...toCoreTask(record) }),
 };
@@ -118,7 +122,7 @@ export class CoreDialect implements ServerDialect {
     const { task: record } = await ctx.engine.create({
       ...ownedBy(ctx.caller),
       request: { method: 'tools/call', params: callParams },
-      dialect: CORE_DIALECT,
+      dialect: CORE_GENERATION,
       ...(requestedTtl !== undefined && { retention: { kind: 'ttl' as const, ttlMs: requestedTtl } }),
       pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
       toolErrorStatus: 'failed',
@@ -140,19 +144,19 @@ export class CoreDialect implements ServerDialect {
   private async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
     const params = paramsOf(request);
     if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
-    switch (request.method as TaskMethod) {
-      case 'tasks/get': {
+    switch (request.method as CoreTaskMethod) {
+      case CoreMethod.get: {
         // spec R57 R41: unknown ids are -32602; no related-task _meta on the result.
         const record = await ctx.engine.get(ctx.caller.scope, requireTaskId(params));
         ctx.advertisePollInterval(record.pollIntervalMs);
         return { result: { ...toCoreTask(record) } };
       }
-      case 'tasks/cancel':
+      case CoreMethod.cancel:
         // spec R49 R50: terminal tasks are refused; the answer is already `cancelled`.
         return { result: { ...toCoreTask(await ctx.engine.cancel(ctx.caller.scope, requireTaskId(params))) } };
-      case 'tasks/list':
+      case CoreMethod.list:
         return this.list(params, ctx);
-      case 'tasks/result':
+      case CoreMethod.result:
         return this.result(requireTaskId(params), ctx);
     }
   }
@@ -189,13 +193,13 @@ export class CoreDialect implements ServerDialect {
   }
 }
 
-function isTaskMethod(method: string): method is TaskMethod {
+function isTaskMethod(method: string): method is CoreTaskMethod {
   return Object.hasOwn(OPERATIONS, method);
 }
 
 /** What `tasks/result` returns for a terminal task: exactly the stored result or JSON-RPC error. */
 function outcomeAnswer(record: TaskRecord): DialectAnswer {
-  const related = { [RELATED_TASK_META]: { taskId: record.taskId } };
+  const related = coreRelatedMeta(record.taskId);
   const outcome = record.outcome;
   if (outcome?.kind === 'error') return { error: outcome.error };
   if (outcome?.kind === 'result') {

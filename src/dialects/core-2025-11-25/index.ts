@@ -1,3 +1,2 @@
 export * from './CoreDialect.js';
-export * from './coreCapabilities.js';
 export * from './wireTask.js';

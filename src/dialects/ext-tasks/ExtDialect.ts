@@ -15,41 +15,41 @@ import {
 import {
   declaresTasksExtension,
   envelopeCapabilities,
-  EXT_DIALECT,
+  EXT_GENERATION,
+  ExtMethod,
+  missingTasksExtensionData,
+  ResultType,
   TASKS_EXTENSION,
-  toDetailedTask,
-  toExtTask,
-} from './extWire.js';
+  type ExtTaskMethod,
+} from '../../protocol/index.js';
+import { toDetailedTask, toExtTask } from './extWire.js';
 
-const COMPLETE = { resultType: 'complete' } as const;
+const COMPLETE = { resultType: ResultType.complete } as const;
 const DEFAULT_SYNC_WINDOW_MS = 250;
 
-/** The methods the extension defines on the 2026-07-28 wire (tasks/result and tasks/list are gone: -32601). */
-export const EXT_TASK_METHODS = ['tasks/get', 'tasks/update', 'tasks/cancel'] as const;
-
-type TaskMethod = (typeof EXT_TASK_METHODS)[number];
-
 /** What each task method does, for the error a failure maps to. */
-const OPERATIONS: Record<TaskMethod, TaskOperation> = {
-  'tasks/get': 'retrieve',
-  'tasks/update': 'update',
-  'tasks/cancel': 'cancel',
+const OPERATIONS: Record<ExtTaskMethod, TaskOperation> = {
+  [ExtMethod.get]: 'retrieve',
+  [ExtMethod.update]: 'update',
+  [ExtMethod.cancel]: 'cancel',
 };
 
 /**
  * SEP-2663 status push: the full DetailedTask on every change of a task a `subscriptions/listen` stream asked about.
  */
 export const EXT_STATUS_PUSH: TaskPushView = {
-  method: 'notifications/tasks',
+  method: ExtMethod.status,
   key: (record) => JSON.stringify(toDetailedTask(record)),
   params: toDetailedTask,
 };
 
 /** spec E14: -32021 with the capability the request lacked. */
 function missingCapability(): DialectAnswer {
-  return answerError(ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY, 'Missing required client capability', {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  });
+  return answerError(
+    ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY,
+    'Missing required client capability',
+    missingTasksExtensionData(),
+  );
 }
 
 /**
@@ -68,12 +68,12 @@ export class ExtDialect implements ServerDialect {
       return { operation: 'create', answer: (r, ctx) => this.toolsCall(r, ctx) };
     }
     if (!Object.hasOwn(OPERATIONS, request.method)) return undefined;
-    return { operation: OPERATIONS[request.method as TaskMethod], answer: (r, ctx) => this.tasksMethod(r, ctx) };
+    return { operation: OPERATIONS[request.method as ExtTaskMethod], answer: (r, ctx) => this.tasksMethod(r, ctx) };
   }
 
   /** The extension is advertised on the 2026-07-28 wire, the legacy `tasks` capability never (TASKS-SPEC §3.7). */
   decorate(request: JsonRpcRequest): Decoration | undefined {
-    if (request.method !== 'server/discover') return undefined;
+    if (request.method !== ExtMethod.discover) return undefined;
     return (result) => {
       const capabilities = isObject(result['capabilities']) ? result['capabilities'] : {};
       const { tasks: _legacy, ...rest } = capabilities;
@@ -114,7 +114,7 @@ export class ExtDialect implements ServerDialect {
     const { task: record } = await ctx.engine.create({
       ...ownedBy(ctx.caller),
       request: { method: 'tools/call', params: callParams },
-      dialect: EXT_DIALECT,
+      dialect: EXT_GENERATION,
       ...(policy?.ttlMs !== undefined && { retention: { kind: 'ttl' as const, ttlMs: policy.ttlMs } }),
       pollIntervalMs: policy?.pollIntervalMs ?? ctx.defaultPollIntervalMs,
       // spec E15: a tool result with isError is `completed` on this wire.
@@ -139,7 +139,7 @@ export class ExtDialect implements ServerDialect {
     }
     ctx.onTaskCreated(record);
     // spec E3 E4: the flat CreateTaskResult, answered once the task is durable.
-    return { result: { ...toExtTask(record), resultType: 'task' } };
+    return { result: { ...toExtTask(record), resultType: ResultType.task } };
   }
 
   /**
@@ -173,7 +173,7 @@ export class ExtDialect implements ServerDialect {
       );
       answer = {
         result: {
-          resultType: 'input_required',
+          resultType: ResultType.inputRequired,
           inputRequests,
           ...(typeof state['requestState'] === 'string' && { requestState: state['requestState'] }),
         },
@@ -182,7 +182,10 @@ export class ExtDialect implements ServerDialect {
       answer = { error: current.outcome.error };
     } else {
       answer = {
-        result: { ...(current.outcome?.kind === 'result' ? current.outcome.result : {}), resultType: 'complete' },
+        result: {
+          ...(current.outcome?.kind === 'result' ? current.outcome.result : {}),
+          resultType: ResultType.complete,
+        },
       };
     }
     await ctx.engine.delete(ctx.caller.scope, record.taskId).catch(() => {});
@@ -195,16 +198,16 @@ export class ExtDialect implements ServerDialect {
     // spec E14: a client that does not declare the extension on this request gets -32021.
     if (!declaresTasksExtension(params)) return missingCapability();
     const taskId = requireTaskId(params);
-    switch (request.method as TaskMethod) {
-      case 'tasks/get': {
+    switch (request.method as ExtTaskMethod) {
+      case ExtMethod.get: {
         // spec E8: the status-matching variant; spec E14: unknown ids are -32602.
         const record = await ctx.engine.get(ctx.caller.scope, taskId);
         ctx.advertisePollInterval(record.pollIntervalMs);
         return { result: { ...toDetailedTask(record), ...COMPLETE } };
       }
-      case 'tasks/update':
+      case ExtMethod.update:
         return this.update(taskId, params as Record<string, unknown>, ctx);
-      case 'tasks/cancel':
+      case ExtMethod.cancel:
         return this.cancel(taskId, ctx);
     }
   }

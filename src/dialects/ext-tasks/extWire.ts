@@ -1,41 +1,22 @@
 import type { TaskRecord } from '../../engine/index.js';
-import { isObject } from '../../rpc/index.js';
+import { ErrorCodes, isObject } from '../../rpc/index.js';
+import {
+  RELATED_TASK_META,
+  ResultType,
+  ttlFromCreation,
+  type DetailedTask,
+  type ExtTask,
+} from '../../protocol/index.js';
 
-export const EXT_DIALECT = 'ext-tasks';
-/** The extension's identifier in `capabilities.extensions` (SEP-2663). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-export const CLIENT_CAPABILITIES_META = 'io.modelcontextprotocol/clientCapabilities';
-export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
-const RELATED_TASK_META = 'io.modelcontextprotocol/related-task';
-
-/** Whether this request itself declares the extension in its per-request client capabilities (spec E1). */
-export function declaresTasksExtension(params: Record<string, unknown> | undefined): boolean {
-  const meta = isObject(params?.['_meta']) ? params['_meta'] : undefined;
-  const capabilities = isObject(meta?.[CLIENT_CAPABILITIES_META]) ? meta[CLIENT_CAPABILITIES_META] : undefined;
-  const extensions = isObject(capabilities?.['extensions']) ? capabilities['extensions'] : undefined;
-  return extensions !== undefined && TASKS_EXTENSION in extensions;
-}
-
-/** The requestor's declared client capabilities from the per-request envelope. */
-export function envelopeCapabilities(params: Record<string, unknown> | undefined): Record<string, unknown> {
-  const meta = isObject(params?.['_meta']) ? params['_meta'] : undefined;
-  return isObject(meta?.[CLIENT_CAPABILITIES_META]) ? meta[CLIENT_CAPABILITIES_META] : {};
-}
-
-function actualTtlMs(record: TaskRecord): number | null {
-  if (record.expiresAt !== null) return record.expiresAt - record.createdAt;
-  return record.retention.kind === 'ttl' ? record.retention.ttlMs : null;
-}
-
-/** The extension's `Task` (flat; `ttlMs` and `pollIntervalMs`, spec §3.3). */
-export function toExtTask(record: TaskRecord): Record<string, unknown> {
+/** The record as the extension's `Task` (flat; `ttlMs` and `pollIntervalMs`, spec §3.3). */
+export function toExtTask(record: TaskRecord): ExtTask {
   return {
     taskId: record.taskId,
     status: record.status,
     ...(record.statusMessage !== undefined && { statusMessage: record.statusMessage }),
     createdAt: new Date(record.createdAt).toISOString(),
     lastUpdatedAt: new Date(record.lastUpdatedAt).toISOString(),
-    ttlMs: actualTtlMs(record),
+    ttlMs: ttlFromCreation(record),
     ...(record.pollIntervalMs !== undefined && { pollIntervalMs: record.pollIntervalMs }),
   };
 }
@@ -44,7 +25,7 @@ export function toExtTask(record: TaskRecord): Record<string, unknown> {
  * The `DetailedTask` of `tasks/get` (spec E8): the variant matching the status, with every outstanding input request,
  * the inlined result, or the error.
  */
-export function toDetailedTask(record: TaskRecord): Record<string, unknown> {
+export function toDetailedTask(record: TaskRecord): DetailedTask {
   const task = toExtTask(record);
   switch (record.status) {
     case 'input_required':
@@ -59,7 +40,7 @@ export function toDetailedTask(record: TaskRecord): Record<string, unknown> {
       };
     case 'completed':
       // The inlined result is a 2026-07-28 result like any other, so it carries its resultType too.
-      return { ...task, result: { ...inlinedResult(record), resultType: 'complete' } };
+      return { ...task, result: { ...inlinedResult(record), resultType: ResultType.complete } };
     case 'failed':
       return { ...task, error: failure(record) };
     default:
@@ -77,7 +58,7 @@ function inlinedResult(record: TaskRecord): Record<string, unknown> {
 }
 
 /** spec E15: `failed` carries a JSON-RPC error; a task that failed another way (a 2025 tool error) is described. */
-function failure(record: TaskRecord): Record<string, unknown> {
+function failure(record: TaskRecord): { code: number; message: string; data?: unknown } {
   if (record.outcome?.kind === 'error') return { ...record.outcome.error };
-  return { code: -32603, message: record.statusMessage ?? 'The task failed' };
+  return { code: ErrorCodes.INTERNAL_ERROR, message: record.statusMessage ?? 'The task failed' };
 }

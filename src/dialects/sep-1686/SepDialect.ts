@@ -16,30 +16,24 @@ import {
 } from '../shared/index.js';
 import {
   carriesSepRelatedTask,
-  relatedMeta,
-  SEP_DIALECT,
+  CORE_PROTOCOL_VERSION,
+  SEP_GENERATION,
   SEP_RELATED_TASK_META,
   SEP_TASK_META,
-  sepStatus,
+  sepRelatedMeta,
   sepTaskMeta,
-  toSepTask,
-} from './sepWire.js';
-
-/** The task methods of the proposal (cancellation is `notifications/cancelled` for the original request). */
-export const SEP_TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/list', 'tasks/delete'] as const;
-
-type TaskMethod = (typeof SEP_TASK_METHODS)[number];
+  SepMethod,
+  type SepTaskMethod,
+} from '../../protocol/index.js';
+import { sepStatus, toSepTask } from './sepWire.js';
 
 /** What each task method does, for the error a failure maps to. */
-const OPERATIONS: Record<TaskMethod, TaskOperation> = {
-  'tasks/get': 'retrieve',
-  'tasks/result': 'retrieve',
-  'tasks/list': 'list',
-  'tasks/delete': 'delete',
+const OPERATIONS: Record<SepTaskMethod, TaskOperation> = {
+  [SepMethod.get]: 'retrieve',
+  [SepMethod.result]: 'retrieve',
+  [SepMethod.list]: 'list',
+  [SepMethod.delete]: 'delete',
 };
-
-/** Core tasks, and with them the 2025-11-25 spelling of the task methods, begin with this protocol version. */
-const CORE_PROTOCOL_VERSION = '2025-11-25';
 
 export interface SepOptions {
   /** Request types besides `tools/call` that may carry a task (the proposal names `resources/read`, `prompts/get`). */
@@ -61,8 +55,8 @@ export class SepDialect implements ServerDialect {
       return { operation: 'create', answer: (r, ctx) => this.createTask(r, ctx) };
     }
     if (!Object.hasOwn(OPERATIONS, request.method)) return undefined;
-    if (request.method !== 'tasks/delete' && !speaksSep1686(request, session)) return undefined;
-    return { operation: OPERATIONS[request.method as TaskMethod], answer: (r, ctx) => this.tasksMethod(r, ctx) };
+    if (request.method !== SepMethod.delete && !speaksSep1686(request, session)) return undefined;
+    return { operation: OPERATIONS[request.method as SepTaskMethod], answer: (r, ctx) => this.tasksMethod(r, ctx) };
   }
 
   /**
@@ -123,7 +117,7 @@ export class SepDialect implements ServerDialect {
       const created = await ctx.engine.create({
         ...ownedBy(ctx.caller),
         request: { method: request.method, params: { ...params, _meta: restMeta } },
-        dialect: SEP_DIALECT,
+        dialect: SEP_GENERATION,
         idempotencyKey: clientTaskId,
         // spec 4.5: keepAlive counts from the terminal status; the engine caps it.
         retention: {
@@ -152,8 +146,8 @@ export class SepDialect implements ServerDialect {
     // spec 3.4: announced once durable, before the response, on the request's own stream.
     await ctx.outbound.relatedNotification({
       jsonrpc: '2.0',
-      method: 'notifications/tasks/created',
-      params: { _meta: relatedMeta(clientTaskId) },
+      method: SepMethod.created,
+      params: { _meta: sepRelatedMeta(clientTaskId) },
     });
     return this.answerOriginal(record, clientTaskId, ctx);
   }
@@ -192,16 +186,16 @@ export class SepDialect implements ServerDialect {
   private async tasksMethod(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
     const params = paramsOf(request);
     if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
-    if (request.method === 'tasks/list') return this.list(params, ctx);
+    if (request.method === SepMethod.list) return this.list(params, ctx);
     const clientTaskId = requireTaskId(params);
     // Client-chosen ids are guessable: they are only ever resolved within the caller's own tasks.
     const record = await ctx.engine.getByIdempotencyKey(ctx.caller.owner, clientTaskId);
-    const related = { _meta: relatedMeta(clientTaskId) };
-    switch (request.method as Exclude<TaskMethod, 'tasks/list'>) {
-      case 'tasks/get':
+    const related = { _meta: sepRelatedMeta(clientTaskId) };
+    switch (request.method as Exclude<SepTaskMethod, typeof SepMethod.list>) {
+      case SepMethod.get:
         ctx.advertisePollInterval(record.pollIntervalMs);
         return { result: { ...toSepTask(record), ...related } };
-      case 'tasks/result':
+      case SepMethod.result:
         // spec 4.6, 7.1: results exist only for completed tasks.
         if (record.status !== 'completed' || record.outcome?.kind !== 'result') {
           return answerError(
@@ -210,7 +204,7 @@ export class SepDialect implements ServerDialect {
           );
         }
         return { result: withRelated(record.outcome.result, clientTaskId) };
-      case 'tasks/delete':
+      case SepMethod.delete:
         // spec 4.10: accepted for terminal tasks; running work is not deleted behind its requestor's back.
         if (!isTerminal(record.status)) {
           return answerError(
@@ -245,5 +239,5 @@ function taskIdExists(taskId: string): DialectAnswer {
 /** spec 4.7: responses related to a task carry its id. */
 function withRelated(result: Record<string, unknown>, taskId: string): Record<string, unknown> {
   const meta = isObject(result['_meta']) ? result['_meta'] : {};
-  return { ...result, _meta: { ...meta, ...relatedMeta(taskId) } };
+  return { ...result, _meta: { ...meta, ...sepRelatedMeta(taskId) } };
 }

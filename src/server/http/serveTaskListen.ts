@@ -1,14 +1,18 @@
-import { declaresTasksExtension, EXT_STATUS_PUSH, pushTaskChanges, type Caller } from '../../dialects/index.js';
-import { ErrorCodes, isObject, type JsonRpcRequest, type RequestId } from '../../rpc/index.js';
+import { EXT_STATUS_PUSH, pushTaskChanges, type Caller } from '../../dialects/index.js';
 import type { TaskEngine } from '../../engine/index.js';
+import {
+  declaresTasksExtension,
+  ExtMethod,
+  missingTasksExtensionData,
+  SUBSCRIPTION_ID_META,
+} from '../../protocol/index.js';
+import { ErrorCodes, isObject, type JsonRpcRequest, type RequestId } from '../../rpc/index.js';
 
-const SUBSCRIPTION_ID_META = 'io.modelcontextprotocol/subscriptionId';
 const KEEP_ALIVE_MS = 15_000;
 
 /** The task ids a `subscriptions/listen` request asks about, or undefined when it asks about none. */
 export function listenTaskIds(message: unknown): string[] | undefined {
-  if (!isObject(message) || message['method'] !== 'subscriptions/listen' || !isObject(message['params']))
-    return undefined;
+  if (!isObject(message) || message['method'] !== ExtMethod.listen || !isObject(message['params'])) return undefined;
   const notifications = message['params']['notifications'];
   if (!isObject(notifications) || !Array.isArray(notifications['taskIds'])) return undefined;
   return notifications['taskIds'].filter((id): id is string => typeof id === 'string');
@@ -44,7 +48,7 @@ export async function serveTaskListen(
       error: {
         code: ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY,
         message: 'Missing required client capability',
-        data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } },
+        data: missingTasksExtensionData(),
       },
     });
   }
@@ -135,7 +139,7 @@ async function pipeSdkStream(
         buffer = buffer.slice(boundary + 2);
         const data = /^data: (.*)$/m.exec(frame)?.[1];
         const message = data === undefined ? undefined : (JSON.parse(data) as Record<string, unknown>);
-        if (!acknowledged && message?.['method'] === 'notifications/subscriptions/acknowledged') {
+        if (!acknowledged && message?.['method'] === ExtMethod.acknowledged) {
           acknowledged = true;
           const params = message['params'] as { notifications: Record<string, unknown> };
           keepOpen = honored.length > 0 && Object.keys(params.notifications).length === 0;
