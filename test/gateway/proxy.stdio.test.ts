@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport as V1HttpTransport } from '@modelcontextp
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TaskClient, textOf, type TaskSnapshot } from '../../src/client/index.js';
-import { SEP_TASK_META } from '../../src/client/dialects/sep1686.js';
+import { SEP_TASK_META } from '../../src/protocol/index.js';
 import { HttpPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import {
