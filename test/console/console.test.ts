@@ -101,7 +101,7 @@ describe.skipIf(!available)('the task console in Chromium', () => {
     expect(await page.evaluate('document.cookie')).toBe('');
     for (const name of ['core', 'ext', 'sep', 'quick']) await row(page, ids[name] as string).waitFor();
     const generations = await page.locator('tbody td[data-label="Generation"]').allTextContents();
-    expect(new Set(generations)).toEqual(new Set(['core-2025-11-25', 'ext-tasks', 'sep-1686']));
+    expect(new Set(generations)).toEqual(new Set(['2025-11-25', 'ext-2026', 'sep-1686']));
     await statusOf(page, ids['quick'] as string, 'completed');
 
     // A task created and then cancelled by its requestor shows up, then changes, without a reload.

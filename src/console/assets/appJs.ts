@@ -3,9 +3,11 @@
  * updates over server-sent events. Every value from a task is written with textContent, never parsed as HTML.
  * (No template literals inside: the script itself sits in one.)
  */
+import { TASK_GENERATIONS } from '../../protocol/index.js';
+
 export const APP_JS = `
 const STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
-const GENERATIONS = ['core-2025-11-25', 'ext-tasks', 'sep-1686'];
+const GENERATIONS = ${JSON.stringify(TASK_GENERATIONS)};
 const main = document.getElementById('main');
 const live = document.getElementById('live');
 let role = 'readonly';
