@@ -1,4 +1,5 @@
 import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
+import type { TaskStore } from './TaskStore.js';
 
 /** What a running task's work can do besides returning its outcome. */
 export interface TaskWorkContext {
@@ -37,6 +38,8 @@ export type TaskWork = (context: TaskWorkContext) => Promise<TaskOutcome | TaskS
 /** The part of the engine an executor drives. */
 export interface EngineHandle {
   readonly leaseMs: number;
+  /** Reads of the task a run holds, to notice a change an event did not bring. */
+  readonly store: Pick<TaskStore, 'get'>;
   markStarted(taskId: string, runner: string, attempt?: number): Promise<TaskRecord | undefined>;
   complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { isTerminal, TaskEngine, type TaskWork } from '../../src/engine/index.js';
+import {
+  isTerminal,
+  TaskEngine,
+  TaskRunAbortedError,
+  type Clock,
+  type TaskEngineOptions,
+  type TaskWork,
+} from '../../src/engine/index.js';
 import { InProcessExecutor, type InProcessExecutorOptions } from '../../src/executors/in-process/index.js';
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { allTerminal, callOf, gatedWork } from '../helpers/gatedWork.js';
@@ -18,8 +25,14 @@ describe('InProcessExecutor', () => {
     work: TaskWork,
     concurrency = 4,
     options: Omit<InProcessExecutorOptions, 'engine' | 'work' | 'concurrency'> = {},
+    engineOptions: Partial<TaskEngineOptions> = {},
   ) {
-    const engine = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+    const engine = new TaskEngine({
+      store: new MemoryStore(),
+      sweepIntervalMs: 0,
+      recoveryIntervalMs: 0,
+      ...engineOptions,
+    });
     const executor = new InProcessExecutor({ engine, work, concurrency, ...options });
     engine.setExecutor(executor);
     await engine.start();
@@ -190,6 +203,87 @@ describe('InProcessExecutor', () => {
     });
     expect(gated.started.length).toBe(10);
     expect(gated.peak.get('long')).toBe(2);
+  });
+
+  // Takeover: the executor runs through the engine's run path (TaskRunner), which aborts a run once the task is no
+  // longer that run's. Leases are long here, so no renewal tick falls inside a test and only the test moves them.
+
+  /** Work whose first run waits until it is aborted (and records why); later runs finish at once. */
+  function firstRunHangs(aborts: unknown[]): TaskWork {
+    return ({ task, signal }) => {
+      if (task.attempts > 1) return Promise.resolve({ kind: 'result', result: { attempt: task.attempts } });
+      return new Promise((resolve) =>
+        signal.addEventListener('abort', () => {
+          aborts.push(signal.reason);
+          // A superseded run that still returns must not have its outcome recorded.
+          resolve({ kind: 'result', result: { stale: true } });
+        }),
+      );
+    };
+  }
+
+  it('aborts the run when another runner claims the task, and records none of its outcome', async () => {
+    const aborts: unknown[] = [];
+    const { engine, executor } = await setup(firstRunHangs(aborts), 4, {}, { leaseMs: 60_000 });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    await eventually(async () => (await engine.get('o', task.taskId)).attempts === 1);
+    const taken = await engine.markStarted(task.taskId, 'in-process:elsewhere');
+    expect(taken?.runner).toBe('in-process:elsewhere');
+    await eventually(() => aborts.length === 1);
+    expect(aborts[0]).toBeInstanceOf(TaskRunAbortedError);
+    expect(String(aborts[0])).toMatch(/another runner has taken the task over/);
+    await eventually(() => executor.activeCount === 0);
+    const after = await engine.get('o', task.taskId);
+    expect(after.status).toBe('working');
+    expect(after.outcome).toBeUndefined();
+    expect(after.runner).toBe('in-process:elsewhere');
+  });
+
+  it('aborts the run superseded by a re-run after its lease lapsed; only the re-run records an outcome', async () => {
+    let offset = 0;
+    const clock: Clock = { now: () => Date.now() + offset };
+    const aborts: unknown[] = [];
+    const { engine, executor } = await setup(firstRunHangs(aborts), 4, {}, { leaseMs: 60_000, clock });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't', retrySafe: true });
+    await eventually(async () => (await engine.get('o', task.taskId)).attempts === 1);
+    // The lease runs out (as when this process stalled past it): recovery re-runs the task on the same runner.
+    offset = 120_000;
+    expect(await engine.recover()).toEqual({ failed: 0, rerun: 1 });
+    const done = await engine.waitForTerminal(task.taskId);
+    expect(done?.status).toBe('completed');
+    expect(done?.attempts).toBe(2);
+    expect(done?.recovery).toBe('rerun-after-crash');
+    expect(done?.outcome).toEqual({ kind: 'result', result: { attempt: 2 } });
+    await eventually(() => aborts.length === 1);
+    expect(String(aborts[0])).toMatch(/a later run \(attempt 2\) has taken the task over/);
+    await eventually(() => executor.activeCount === 0);
+    expect((await engine.get('o', task.taskId)).outcome).toEqual({ kind: 'result', result: { attempt: 2 } });
+  });
+
+  it('keeps a run that suspended itself for input: giving the lease up is not a takeover', async () => {
+    const aborts: unknown[] = [];
+    const { engine, executor } = await setup(
+      async ({ task, signal, suspend }) => {
+        signal.addEventListener('abort', () => aborts.push(signal.reason));
+        if (task.meta['asked']) return { kind: 'result', result: { resumed: true } };
+        await suspend([{ method: 'elicitation/create', params: { message: 'Go?' } }], () => ({ asked: true }));
+        // Still inside the run while the task is parked without a runner.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { kind: 'suspended' };
+      },
+      4,
+      {},
+      { leaseMs: 60_000 },
+    );
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    await eventually(async () => (await engine.get('o', task.taskId)).suspended === true);
+    await eventually(() => executor.activeCount === 0);
+    const parked = await engine.get('o', task.taskId);
+    const [key] = Object.keys(parked.inputRequests);
+    await engine.answerInput('o', task.taskId, { [key as string]: { result: { action: 'accept' } } });
+    const done = await engine.waitForTerminal(task.taskId);
+    expect(done?.outcome).toEqual({ kind: 'result', result: { resumed: true } });
+    expect(aborts).toEqual([]);
   });
 });
 

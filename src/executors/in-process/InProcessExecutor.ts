@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 
 import {
-  executeTask,
   RunSlots,
+  TaskRunner,
   type EngineHandle,
+  type EngineLogger,
   type Executor,
   type TaskRecord,
   type TaskWork,
@@ -20,6 +21,7 @@ export interface InProcessExecutorOptions {
   /** Tasks of one tool running at once, by tool name (the tool policy's `concurrency`). */
   toolConcurrency?: ToolConcurrency;
   runnerId?: string;
+  logger?: EngineLogger;
 }
 
 /** Shutdown reason given to work still running when the executor closes. */
@@ -32,8 +34,9 @@ export class ExecutorClosedError extends Error {
 type Waiting = Pick<TaskRecord, 'taskId' | 'owner' | 'request'>;
 
 /**
- * Runs tasks in this process with an AbortSignal each and a concurrency limit. It renews its leases while it holds
- * tasks, so if the process dies the engine's recovery notices within one lease.
+ * Runs tasks in this process with an AbortSignal each and a concurrency limit, through the engine's run path
+ * (TaskRunner): it renews its leases while it holds tasks, so if the process dies the engine's recovery notices within
+ * one lease, and a run another runner has taken over (after a lapsed lease) is aborted.
  *
  * Slots are shared across owners: each owner has its own queue, a free slot goes to the waiting owner with the fewest
  * running tasks (ties: the one served longest ago), and no owner holds more than `maxRunningPerOwner` slots, so one
@@ -43,26 +46,30 @@ type Waiting = Pick<TaskRecord, 'taskId' | 'owner' | 'request'>;
 export class InProcessExecutor implements Executor {
   readonly runnerId: string;
   readonly leasesOnCreate = true;
-  private readonly engine: EngineHandle;
-  private readonly work: TaskWork;
+  private readonly runner: TaskRunner;
   private readonly slots: RunSlots;
   /** Waiting tasks per owner; the map's order is the round-robin order (served owners move to the end). */
   private readonly waiting = new Map<string, Waiting[]>();
   private waitingCount = 0;
   private readonly running = new Map<string, AbortController>();
   private readonly finished = new Set<Promise<void>>();
-  private leaseTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(options: InProcessExecutorOptions) {
-    this.engine = options.engine;
-    this.work = options.work;
     this.slots = new RunSlots({
       concurrency: options.concurrency ?? 16,
       ...(options.maxRunningPerOwner !== undefined && { maxPerOwner: options.maxRunningPerOwner }),
       ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
     });
     this.runnerId = options.runnerId ?? `in-process:${randomUUID()}`;
+    this.runner = new TaskRunner({
+      engine: options.engine,
+      runnerId: this.runnerId,
+      work: options.work,
+      // Queued tasks were leased at creation: their leases are renewed while they wait for a slot.
+      holdsLeases: () => this.running.size > 0 || this.waitingCount > 0,
+      ...(options.logger !== undefined && { logger: options.logger }),
+    });
   }
 
   get activeCount(): number {
@@ -80,7 +87,7 @@ export class InProcessExecutor implements Executor {
     if (queue) queue.push(entry);
     else this.waiting.set(task.owner, [entry]);
     this.waitingCount += 1;
-    this.ensureLeaseTimer();
+    this.runner.start();
     this.pump();
   }
 
@@ -91,8 +98,7 @@ export class InProcessExecutor implements Executor {
     this.waitingCount = 0;
     for (const controller of this.running.values()) controller.abort(new ExecutorClosedError());
     await Promise.allSettled([...this.finished]);
-    if (this.leaseTimer) clearInterval(this.leaseTimer);
-    this.leaseTimer = undefined;
+    this.runner.stop();
   }
 
   private pump(): void {
@@ -134,21 +140,7 @@ export class InProcessExecutor implements Executor {
     return task;
   }
 
-  private run(taskId: string, controller: AbortController): Promise<void> {
-    return executeTask(this.engine, taskId, this.runnerId, this.work, controller);
-  }
-
-  private ensureLeaseTimer(): void {
-    if (this.leaseTimer) return;
-    this.leaseTimer = setInterval(
-      () => {
-        if (this.running.size === 0 && this.waitingCount === 0) return;
-        this.engine.renewLeases(this.runnerId).catch(() => {
-          // A failed renewal is retried on the next tick; the lease is three ticks long.
-        });
-      },
-      Math.max(50, Math.floor(this.engine.leaseMs / 3)),
-    );
-    this.leaseTimer.unref();
+  private async run(taskId: string, controller: AbortController): Promise<void> {
+    await this.runner.claimAndRun(taskId, controller);
   }
 }

@@ -4,16 +4,12 @@ import { hostname } from 'node:os';
 import { DelayedError, Worker, type Job } from 'bullmq';
 
 import {
-  INTERNAL_ERROR_CODE,
   isTerminal,
+  TaskRunner,
   type EngineHandle,
   type EngineLogger,
-  type TaskOutcome,
   type TaskRecord,
-  type TaskStore,
-  type TaskSuspension,
   type TaskWork,
-  type TaskWorkContext,
   type ToolConcurrency,
 } from '../../engine/index.js';
 import {
@@ -26,10 +22,8 @@ import {
 import { RunAdmission } from './RunAdmission.js';
 import { ToolSlots } from './ToolSlots.js';
 
-/** The engine a worker drives: the executor handle plus store reads (to decide whether a job's run is still due). */
-export interface QueueWorkerEngine extends EngineHandle {
-  readonly store: Pick<TaskStore, 'get'>;
-}
+/** The engine a worker drives: the executor handle (its store reads decide whether a job's run is still due). */
+export type QueueWorkerEngine = EngineHandle;
 
 export interface QueueWorkerOptions {
   engine: QueueWorkerEngine;
@@ -64,17 +58,6 @@ export interface QueueWorkerOptions {
   logger?: EngineLogger;
 }
 
-/** The reason a run stopped without reporting an outcome. */
-export class TaskRunAbortedError extends Error {
-  constructor(
-    message: string,
-    readonly handedBack = false,
-  ) {
-    super(message);
-    this.name = 'TaskRunAbortedError';
-  }
-}
-
 type Claim =
   | { kind: 'run'; task: TaskRecord }
   | { kind: 'skip'; reason: string }
@@ -94,28 +77,25 @@ const silent: EngineLogger = { info() {}, warn() {}, error() {} };
  *   runs the task, and if the worker dies, the engine's recovery (in any server or worker) re-runs the task as a new
  *   job or fails it, once the lease has lapsed.
  * A job carries the number of the run it starts; a job whose run has already started (BullMQ handed it on after the
- * claim) is skipped, so BullMQ never starts a run a second time. A running task is aborted when it is cancelled,
- * deleted or expires, and when another runner has taken it over, so it does not run twice at once.
+ * claim) is skipped, so BullMQ never starts a run a second time. The claimed run goes through the engine's run path
+ * (TaskRunner), which aborts it when the task is cancelled, deleted or expires, and when another runner has taken it
+ * over, so it does not run twice at once.
  */
 export class QueueWorker {
   readonly runnerId: string;
   readonly queueName: string;
   private readonly engine: QueueWorkerEngine;
-  private readonly work: TaskWork;
   private readonly worker: Worker<TaskJobData, TaskJobResult>;
-  private readonly running = new Map<string, AbortController>();
+  private readonly runner: TaskRunner;
   private readonly shutdownTimeoutMs: number;
   private readonly logger: EngineLogger;
   private readonly admission: RunAdmission;
   private readonly deferMs: number;
-  private leaseTimer: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private stopping = false;
-  private forced = false;
 
   constructor(options: QueueWorkerOptions) {
     this.engine = options.engine;
-    this.work = options.work;
     this.queueName = options.queueName ?? DEFAULT_QUEUE_NAME;
     this.runnerId = options.runnerId ?? `queue-worker:${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.shutdownTimeoutMs = options.shutdownTimeoutMs ?? 30_000;
@@ -145,6 +125,18 @@ export class QueueWorker {
       },
       toolSlots,
     );
+    this.runner = new TaskRunner({
+      engine: this.engine,
+      runnerId: this.runnerId,
+      work: options.work,
+      // The requestor's connection is on a server instance: progress travels through the store to it.
+      storesProgress: true,
+      onTick: () =>
+        this.admission.renew().catch((error: unknown) => {
+          this.logger.warn({ runner: this.runnerId, error: String(error) }, 'tool concurrency renewal failed');
+        }),
+      logger: this.logger,
+    });
     this.worker.on('error', (error: Error) => this.logger.warn({ error: String(error) }, 'task queue worker'));
     this.worker.on('failed', (job, error) => {
       if (job) void this.onJobFailed(job.data, error);
@@ -153,7 +145,7 @@ export class QueueWorker {
 
   /** Tasks this worker is running now. */
   get activeTaskIds(): string[] {
-    return [...this.running.keys()];
+    return this.runner.taskIds;
   }
 
   /** Connects and starts taking jobs. */
@@ -162,9 +154,7 @@ export class QueueWorker {
     this.worker
       .run()
       .catch((error: unknown) => this.logger.error({ error: String(error) }, 'task queue worker stopped'));
-    // The lease is three ticks long: one failed renewal does not lose it.
-    this.leaseTimer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.engine.leaseMs / 3)));
-    this.leaseTimer.unref();
+    this.runner.start();
   }
 
   /**
@@ -175,12 +165,13 @@ export class QueueWorker {
   close(options: { timeoutMs?: number } = {}): Promise<void> {
     this.closing ??= (async () => {
       this.stopping = true;
-      const timer = setTimeout(() => this.handBackAll(), options.timeoutMs ?? this.shutdownTimeoutMs);
+      const handBack = () => this.runner.handBackAll('the worker shut down before the task finished');
+      const timer = setTimeout(handBack, options.timeoutMs ?? this.shutdownTimeoutMs);
       try {
         await this.worker.close();
       } finally {
         clearTimeout(timer);
-        clearInterval(this.leaseTimer);
+        this.runner.stop();
       }
     })();
     return this.closing;
@@ -219,7 +210,7 @@ export class QueueWorker {
         if (!record) return { kind: 'skip', reason: 'the task no longer exists' };
         if (isTerminal(record.status)) return { kind: 'skip', reason: `the task is already ${record.status}` };
         if (this.engine.isExpired(record, Date.now())) return { kind: 'skip', reason: 'the task has expired' };
-        if (this.running.has(taskId)) return { kind: 'skip', reason: 'this worker is already running the task' };
+        if (this.runner.has(taskId)) return { kind: 'skip', reason: 'this worker is already running the task' };
         // Our own claim whose reply was lost: only this worker would ever renew it, so run it.
         const ours = record.attempts >= attempt;
         // Started elsewhere: from the claim on the lease decides, and recovery queues the next run if needed.
@@ -244,126 +235,15 @@ export class QueueWorker {
     }
   }
 
+  /** Runs a claimed task through the engine's run path (TaskRunner), then frees the slots admission took. */
   private async run(task: TaskRecord, attempt: number): Promise<TaskJobResult> {
-    const taskId = task.taskId;
-    const controller = new AbortController();
-    this.running.set(taskId, controller);
-    // Cancellation, deletion and expiry through any instance reach the work as an abort (spec R50): the store's
-    // cross-process events wake this observer, and the lease ticks re-read the task in case an event was lost.
-    const stopObserving = this.engine.observe(taskId, (record) => this.check(taskId, record));
-    this.recheck(taskId);
-    this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
-    const context: TaskWorkContext = {
-      task,
-      signal: controller.signal,
-      setStatusMessage: (message) => this.engine.setStatusMessage(taskId, message),
-      // The requestor's connection is on a server instance: progress travels through the store to it.
-      reportProgress: (update) => this.engine.reportProgress(taskId, update),
-      requestInput: async (request) => {
-        const [key] = await this.engine.requestInput(taskId, [request]);
-        try {
-          return await this.engine.awaitInputAnswer(taskId, key as string, controller.signal);
-        } finally {
-          if (controller.signal.aborted) await this.engine.withdrawInput(taskId, key as string).catch(() => {});
-        }
-      },
-      suspend: (requests, meta) => this.engine.suspend(taskId, requests, meta),
-    };
     try {
-      let outcome: TaskOutcome | TaskSuspension;
-      let statusMessage: string | undefined;
-      try {
-        outcome = await this.work(context);
-      } catch (error) {
-        if (controller.signal.aborted) return this.aborted(task, attempt, controller.signal);
-        const message = error instanceof Error ? error.message : String(error);
-        outcome = { kind: 'error', error: { code: INTERNAL_ERROR_CODE, message } };
-        statusMessage = `The task's work failed: ${message}`;
-      }
-      if (controller.signal.aborted) return this.aborted(task, attempt, controller.signal);
-      if (outcome.kind === 'suspended') {
-        // Parked for input without a runner; answering it queues the next run.
-        this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run suspended for input');
-        return { taskId, attempt, outcome: 'finished', reason: 'suspended for input' };
-      }
-      const finalOutcome = outcome;
-      await this.report(taskId, controller.signal, () => this.engine.complete(taskId, finalOutcome, statusMessage));
-      this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
-      return { taskId, attempt, outcome: 'finished' };
+      return { taskId: task.taskId, attempt, ...(await this.runner.run(task)) };
     } finally {
-      stopObserving();
-      this.running.delete(taskId);
-      await this.admission.release(taskId).catch((error: unknown) => {
+      await this.admission.release(task.taskId).catch((error: unknown) => {
         // The tool's run lapses with its lease.
-        this.logger.warn({ taskId, error: String(error) }, 'could not release a tool concurrency slot');
+        this.logger.warn({ taskId: task.taskId, error: String(error) }, 'could not release a tool concurrency slot');
       });
-    }
-  }
-
-  private aborted(task: TaskRecord, attempt: number, signal: AbortSignal): TaskJobResult {
-    const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
-    const handedBack = signal.reason instanceof TaskRunAbortedError && signal.reason.handedBack;
-    this.logger.info({ taskId: task.taskId, attempt, runner: this.runnerId, reason }, 'task run aborted');
-    return { taskId: task.taskId, attempt, outcome: handedBack ? 'handed-back' : 'aborted', reason };
-  }
-
-  /** Records the outcome, retrying while the store is unreachable: the task is ours until it lands or we stop. */
-  private async report(taskId: string, signal: AbortSignal, write: () => Promise<unknown>): Promise<void> {
-    for (let failures = 0; ; failures++) {
-      try {
-        await write();
-        return;
-      } catch (error) {
-        this.logger.warn({ taskId, error: String(error) }, 'could not record the task outcome; retrying');
-        // After a hand-back or a take-over the lease, not this worker, decides what happens to the task.
-        if (signal.aborted || this.forced) return;
-        await sleep(Math.min(200 * 2 ** failures, 5000));
-      }
-    }
-  }
-
-  // ---- staying in charge ----------------------------------------------------------------------------------------
-
-  /** Aborts the run when the task is over, gone, or no longer ours. */
-  private check(taskId: string, record: TaskRecord | undefined): void {
-    const controller = this.running.get(taskId);
-    if (!controller || controller.signal.aborted) return;
-    let reason: string | undefined;
-    if (!record) reason = 'the task no longer exists';
-    else if (isTerminal(record.status)) reason = `the task is ${record.status}`;
-    else if (this.engine.isExpired(record, Date.now())) reason = 'the task has expired';
-    // A run that suspended itself for input gave its lease up and is about to return.
-    else if (record.runner !== this.runnerId && !record.suspended) reason = 'another runner has taken the task over';
-    if (reason) controller.abort(new TaskRunAbortedError(reason));
-  }
-
-  private recheck(taskId: string): void {
-    this.engine.store.get(taskId).then(
-      (record) => this.check(taskId, record),
-      () => {
-        // Re-read on the next tick.
-      },
-    );
-  }
-
-  private async tick(): Promise<void> {
-    if (this.running.size === 0) return;
-    try {
-      await this.engine.renewLeases(this.runnerId);
-    } catch (error) {
-      this.logger.warn({ runner: this.runnerId, error: String(error) }, 'lease renewal failed');
-    }
-    for (const taskId of this.running.keys()) this.recheck(taskId);
-    await this.admission.renew().catch((error: unknown) => {
-      this.logger.warn({ runner: this.runnerId, error: String(error) }, 'tool concurrency renewal failed');
-    });
-  }
-
-  private handBackAll(): void {
-    this.forced = true;
-    for (const [taskId, controller] of this.running) {
-      this.logger.warn({ taskId, runner: this.runnerId }, 'task handed back at shutdown');
-      controller.abort(new TaskRunAbortedError('the worker shut down before the task finished', true));
     }
   }
 

@@ -1,0 +1,263 @@
+import { silentLogger, type EngineLogger } from './EngineHooks.js';
+import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from './Executor.js';
+import { INTERNAL_ERROR_CODE, type TaskOutcome, type TaskRecord } from './TaskRecord.js';
+import { isTerminal } from './TaskStatus.js';
+
+/** The reason a run stopped without reporting an outcome. */
+export class TaskRunAbortedError extends Error {
+  constructor(
+    message: string,
+    readonly handedBack = false,
+  ) {
+    super(message);
+    this.name = 'TaskRunAbortedError';
+  }
+}
+
+/** How one run ended: its outcome was recorded (or it suspended itself), it was aborted, or handed back at shutdown. */
+export interface RunEnd {
+  outcome: 'finished' | 'aborted' | 'handed-back';
+  reason?: string;
+}
+
+export interface TaskRunnerOptions {
+  engine: EngineHandle;
+  /** Stored as the runner of the tasks it runs. */
+  runnerId: string;
+  work: TaskWork;
+  /**
+   * The work runs away from the requestor's connection (a queue worker): its progress is stored on the task for the
+   * server holding that connection to relay. Otherwise the work sends progress itself.
+   */
+  storesProgress?: boolean;
+  /** Whether the runner holds leases besides its running tasks (in-process: tasks leased at creation, still queued). */
+  holdsLeases?: () => boolean;
+  /** Also done on every lease tick while runs are held (a queue worker's tool slots). */
+  onTick?: () => Promise<void>;
+  logger?: EngineLogger;
+}
+
+interface Run {
+  controller: AbortController;
+  /** The attempt this run claimed: a later claim of the task supersedes it. */
+  attempt: number;
+  /** The work has returned; what is left is recording its outcome. */
+  returned: boolean;
+}
+
+/**
+ * The one run path of every executor: gives claimed work its context, settles its outcome, keeps the runner's leases
+ * (a tick every third of a lease, so one failed renewal does not lose them) and aborts a run that is no longer due:
+ * the task was cancelled, deleted or expired through any instance (spec R50), or another runner (or a later attempt
+ * of this one) has taken it over, so the superseded run never records an outcome over the newer one's.
+ */
+export class TaskRunner {
+  readonly runnerId: string;
+  private readonly engine: EngineHandle;
+  private readonly work: TaskWork;
+  private readonly storesProgress: boolean;
+  private readonly holdsLeases: () => boolean;
+  private readonly onTick: (() => Promise<void>) | undefined;
+  private readonly logger: EngineLogger;
+  private readonly running = new Map<string, Run>();
+  private ticker: NodeJS.Timeout | undefined;
+  private handedBack = false;
+
+  constructor(options: TaskRunnerOptions) {
+    this.engine = options.engine;
+    this.runnerId = options.runnerId;
+    this.work = options.work;
+    this.storesProgress = options.storesProgress ?? false;
+    this.holdsLeases = options.holdsLeases ?? (() => false);
+    this.onTick = options.onTick;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Tasks running now. */
+  get taskIds(): string[] {
+    return [...this.running.keys()];
+  }
+
+  has(taskId: string): boolean {
+    return this.running.has(taskId);
+  }
+
+  /** Starts the lease ticker (idempotent). */
+  start(): void {
+    if (this.ticker) return;
+    this.ticker = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.engine.leaseMs / 3)));
+    this.ticker.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.ticker);
+    this.ticker = undefined;
+  }
+
+  /**
+   * Claims a task leased to this runner (runner, lease, attempt) and runs it; undefined when it is not due any more. A
+   * claim the store refuses is retried: the lease is this runner's until the claim lands or the run is aborted.
+   */
+  async claimAndRun(taskId: string, controller = new AbortController()): Promise<RunEnd | undefined> {
+    const { signal } = controller;
+    for (let failures = 0; !signal.aborted; failures++) {
+      let task: TaskRecord | undefined;
+      try {
+        task = await this.engine.markStarted(taskId, this.runnerId);
+      } catch (error) {
+        this.logger.warn({ taskId, error: String(error) }, 'could not claim the task; retrying');
+        await sleep(Math.min(200 * 2 ** failures, 5000), signal);
+        continue;
+      }
+      return task && !signal.aborted ? this.run(task, controller) : undefined;
+    }
+    return undefined;
+  }
+
+  /** Runs the work of a task this runner has claimed, to its end. Never rejects for the work's sake. */
+  async run(task: TaskRecord, controller = new AbortController()): Promise<RunEnd> {
+    const { taskId, attempts: attempt } = task;
+    const { signal } = controller;
+    const run: Run = { controller, attempt, returned: false };
+    this.running.set(taskId, run);
+    // The store's events (cross-process where the store has them) wake this observer; the lease ticks re-read the
+    // task in case an event was lost.
+    const stopObserving = this.engine.observe(taskId, (record) => this.check(taskId, record));
+    this.recheck(taskId);
+    this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
+    try {
+      let outcome: TaskOutcome | TaskSuspension;
+      let statusMessage: string | undefined;
+      try {
+        outcome = await this.work(this.context(task, signal));
+      } catch (error) {
+        if (signal.aborted) return this.aborted(task, signal);
+        const message = error instanceof Error ? error.message : String(error);
+        outcome = { kind: 'error', error: { code: INTERNAL_ERROR_CODE, message } };
+        statusMessage = `The task's work failed: ${message}`;
+      }
+      if (signal.aborted) return this.aborted(task, signal);
+      run.returned = true;
+      if (outcome.kind === 'suspended') {
+        // Parked for input without a runner; answering it hands the task to the executor again.
+        this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run suspended for input');
+        return { outcome: 'finished', reason: 'suspended for input' };
+      }
+      const final = outcome;
+      await this.settle(taskId, signal, () => this.engine.complete(taskId, final, statusMessage));
+      this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
+      return { outcome: 'finished' };
+    } finally {
+      stopObserving();
+      if (this.running.get(taskId)?.controller === controller) this.running.delete(taskId);
+    }
+  }
+
+  /**
+   * Aborts every run without an outcome (shutdown past its grace): once their leases lapse, the engine's recovery
+   * re-runs them elsewhere (retry-safe) or fails them with a clear statusMessage.
+   */
+  handBackAll(reason: string): void {
+    this.handedBack = true;
+    for (const [taskId, run] of this.running) {
+      this.logger.warn({ taskId, runner: this.runnerId }, 'task handed back at shutdown');
+      run.controller.abort(new TaskRunAbortedError(reason, true));
+    }
+  }
+
+  private context(task: TaskRecord, signal: AbortSignal): TaskWorkContext {
+    const { engine } = this;
+    const { taskId } = task;
+    return {
+      task,
+      signal,
+      setStatusMessage: (message) => engine.setStatusMessage(taskId, message),
+      ...(this.storesProgress && { reportProgress: (update) => engine.reportProgress(taskId, update) }),
+      requestInput: async (request) => {
+        const [key] = await engine.requestInput(taskId, [request]);
+        try {
+          return await engine.awaitInputAnswer(taskId, key as string, signal);
+        } finally {
+          if (signal.aborted) await engine.withdrawInput(taskId, key as string).catch(() => {});
+        }
+      },
+      suspend: (requests, meta) => engine.suspend(taskId, requests, meta),
+    };
+  }
+
+  private aborted(task: TaskRecord, signal: AbortSignal): RunEnd {
+    const reason = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+    const handedBack = signal.reason instanceof TaskRunAbortedError && signal.reason.handedBack;
+    this.logger.info(
+      { taskId: task.taskId, attempt: task.attempts, runner: this.runnerId, reason },
+      'task run aborted',
+    );
+    return { outcome: handedBack ? 'handed-back' : 'aborted', reason };
+  }
+
+  /** Records the outcome, retrying while the store is unreachable: the task is ours until it lands or we stop. */
+  private async settle(taskId: string, signal: AbortSignal, write: () => Promise<unknown>): Promise<void> {
+    for (let failures = 0; ; failures++) {
+      try {
+        await write();
+        return;
+      } catch (error) {
+        this.logger.warn({ taskId, error: String(error) }, 'could not record the task outcome; retrying');
+        // After a hand-back or a take-over the lease, not this runner, decides what happens to the task.
+        if (signal.aborted || this.handedBack) return;
+        await sleep(Math.min(200 * 2 ** failures, 5000), signal);
+      }
+    }
+  }
+
+  /** The takeover check: aborts the run when the task is over, gone, or no longer this run's. */
+  private check(taskId: string, record: TaskRecord | undefined): void {
+    const run = this.running.get(taskId);
+    if (!run || run.controller.signal.aborted) return;
+    let reason: string | undefined;
+    if (!record) reason = 'the task no longer exists';
+    // Once the work has returned, a terminal status is most likely its own outcome landing (the engine keeps the first).
+    else if (isTerminal(record.status)) reason = run.returned ? undefined : `the task is ${record.status}`;
+    else if (this.engine.isExpired(record, Date.now())) reason = 'the task has expired';
+    // A run that suspended itself for input gave its lease up and is about to return.
+    else if (record.suspended) return;
+    else if (record.runner !== this.runnerId) reason = 'another runner has taken the task over';
+    else if (record.attempts !== run.attempt)
+      reason = `a later run (attempt ${record.attempts}) has taken the task over`;
+    if (reason) run.controller.abort(new TaskRunAbortedError(reason));
+  }
+
+  private recheck(taskId: string): void {
+    this.engine.store.get(taskId).then(
+      (record) => this.check(taskId, record),
+      () => {
+        // Re-read on the next tick.
+      },
+    );
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running.size === 0 && !this.holdsLeases()) return;
+    try {
+      await this.engine.renewLeases(this.runnerId);
+    } catch (error) {
+      // Retried on the next tick; the lease is three ticks long.
+      this.logger.warn({ runner: this.runnerId, error: String(error) }, 'lease renewal failed');
+    }
+    for (const taskId of this.running.keys()) this.recheck(taskId);
+    await this.onTick?.();
+  }
+}
+
+/** Waits `ms`, or less once `signal` aborts (so a shutdown never waits out a back-off). */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
