@@ -42,8 +42,8 @@ export type {
   TaskWorkContext,
 } from '../engine/index.js';
 export { SUSPENDED, toolOf, type ToolConcurrency } from '../engine/index.js';
-// The run path every executor takes: claim, lease, run the work, settle.
-export { executeTask } from '../engine/index.js';
+// The run path every executor takes: claim, lease, run the work, settle, abort a run taken over.
+export { TaskRunAbortedError, TaskRunner, type RunEnd, type TaskRunnerOptions } from '../engine/index.js';
 export type { Clock, EngineLogger, TaskEngine } from '../engine/index.js';
 export { systemClock } from '../engine/index.js';
 
