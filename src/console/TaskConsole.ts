@@ -1,6 +1,13 @@
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 
-import { isTerminal, TaskEngine, TaskTerminalError, type TaskBrowseStore, type TaskStore } from '../engine/index.js';
+import {
+  isTerminal,
+  TaskEngine,
+  TaskTerminalError,
+  type TaskBrowseStore,
+  type TaskStatus,
+  type TaskStore,
+} from '../engine/index.js';
 import { consoleAsset } from './assets/consoleAssets.js';
 import { CONSOLE_COOKIE, ConsoleAuth, type ConsoleRole } from './consoleAuth.js';
 import { LiveStreams } from './LiveStreams.js';
@@ -31,6 +38,7 @@ export interface ConsoleOptions {
 
 const LOCALHOST = ['localhost', '127.0.0.1', '[::1]'];
 const COUNTS_TTL_MS = 1000;
+const OVERVIEW_TTL_MS = 5000;
 
 /**
  * The operator's console: a page and its JSON API over one engine's store, across owners. Everything under its
@@ -41,6 +49,8 @@ export class TaskConsole {
   private readonly auth: ConsoleAuth;
   private readonly streams: LiveStreams;
   private overviewCache: { at: number; value: Promise<Overview> } | undefined;
+  private refreshing: Promise<Overview> | undefined;
+  private countsCache: { at: number; value: Promise<Partial<Record<TaskStatus, number>>> } | undefined;
 
   constructor(
     private readonly engine: TaskEngine,
@@ -130,7 +140,7 @@ export class TaskConsole {
     if (request.method === 'GET' && (rest === '/app.js' || rest === '/app.css')) return asset(rest.slice(1));
     if (request.method === 'GET' && rest === '/api/session') return json(200, { role });
     if (request.method === 'GET' && rest === '/api/tasks') return json(200, await this.list(url.searchParams));
-    if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview());
+    if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview(OVERVIEW_TTL_MS));
     if (request.method === 'GET' && rest === '/api/stream') return this.streams.open(url.searchParams, request.signal);
     const task = /^\/api\/tasks\/([^/]+)(\/cancel)?$/.exec(rest);
     if (task) {
@@ -153,22 +163,42 @@ export class TaskConsole {
 
   private async list(params: URLSearchParams) {
     const query = parseTaskQuery(params, this.options.pageSize ?? 50);
-    const [page, overview] = await Promise.all([
+    const [page, counts] = await Promise.all([
       readTaskPage(this.browse(), query, this.engine.clock.now()),
-      this.overview(COUNTS_TTL_MS),
+      this.counts(),
     ]);
-    return { ...page, counts: overview.counts, now: this.engine.clock.now() };
+    return { ...page, counts, now: this.engine.clock.now() };
   }
 
-  /** The overview, shared by every request within `maxAgeMs` (the counts read every task's index entry). */
+  /** Counts by status, shared by every request for a second (they read every task's status index entry). */
+  private counts(): Promise<Partial<Record<TaskStatus, number>>> {
+    const now = this.engine.clock.now();
+    if (!this.countsCache || now - this.countsCache.at > COUNTS_TTL_MS) {
+      const value = this.browse().counts();
+      this.countsCache = { at: now, value };
+      value.catch(() => (this.countsCache = undefined));
+    }
+    return this.countsCache.value;
+  }
+
+  /**
+   * The overview, shared by every request: once older than `maxAgeMs` it is read again in the background while
+   * requests get the previous one, so no page waits for the counts (they read every task's index entry).
+   */
   private overview(maxAgeMs = COUNTS_TTL_MS): Promise<Overview> {
     const now = this.engine.clock.now();
-    if (!this.overviewCache || now - this.overviewCache.at > maxAgeMs) {
-      const value = readOverview(this.browse(), now, this.options.queueStats);
-      this.overviewCache = { at: now, value };
-      value.catch(() => (this.overviewCache = undefined));
-    }
-    return this.overviewCache.value;
+    const cached = this.overviewCache;
+    if (cached && now - cached.at <= maxAgeMs) return cached.value;
+    if (this.refreshing) return cached ? cached.value : this.refreshing;
+    const value = readOverview(this.browse(), now, this.options.queueStats);
+    this.refreshing = value;
+    value
+      .then(
+        () => (this.overviewCache = { at: now, value }),
+        () => undefined,
+      )
+      .finally(() => (this.refreshing = undefined));
+    return cached ? cached.value : value;
   }
 
   private async task(taskId: string) {

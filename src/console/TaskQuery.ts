@@ -28,8 +28,8 @@ export interface TaskPage {
 }
 
 /** At most this many tasks are read for one page, so a filter that matches little stays as cheap as one that matches much. */
-export const SCAN_BUDGET = 2000;
-const BATCH = 200;
+export const SCAN_BUDGET = 1000;
+const BATCH = 100;
 
 /** Parses the list's query string; anything malformed is a readable error. */
 export function parseTaskQuery(params: URLSearchParams, pageSize: number): TaskQuery {

@@ -1,0 +1,105 @@
+/**
+ * bench:console — the console's list page and task page with 100,000 tasks stored (SQLite), through its HTTP API.
+ * Prints p50/p99 response times per page kind (goal: p99 ≤ 50 ms).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { serveConsole, TaskConsole } from '../src/console/index.js';
+import type { TaskRecord } from '../src/engine/index.js';
+import { SqliteStore } from '../src/stores/sqlite/index.js';
+import { fmt, percentile } from './measure.js';
+
+const TASKS = Number(process.env['BENCH_TASKS'] ?? 100_000);
+const SAMPLES = 300;
+const TOOLS = ['index', 'render', 'export', 'sync', 'report'];
+const DIALECTS = ['core-2025-11-25', 'ext-tasks', 'sep-1686'];
+
+const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-console-'));
+const path = join(dir, 'tasks.db');
+const seed = new SqliteStore({ path, durability: 'normal' });
+await seed.init();
+await seed.timeline.init();
+const now = Date.now();
+const ids: string[] = [];
+const started = performance.now();
+for (let i = 0; i < TASKS; i += 500) {
+  const batch: Array<Promise<unknown>> = [];
+  for (let j = i; j < Math.min(TASKS, i + 500); j++) {
+    const createdAt = now - 2 * 3600_000 + Math.floor((j / TASKS) * 2 * 3600_000);
+    const done = j % 10 !== 0;
+    const record: TaskRecord = {
+      taskId: randomUUID(),
+      owner: `principal:owner-${j % 50}`,
+      status: done ? (j % 23 === 0 ? 'failed' : 'completed') : 'working',
+      createdAt,
+      lastUpdatedAt: createdAt + 1500,
+      retention: { kind: 'ttl', ttlMs: 7 * 24 * 3600_000 },
+      expiresAt: createdAt + 7 * 24 * 3600_000,
+      request: { method: 'tools/call', params: { name: TOOLS[j % 5] as string, arguments: { item: `item-${j}` } } },
+      inputRequests: {},
+      inputAnswers: {},
+      nextInputSeq: 1,
+      dialect: DIALECTS[j % 3] as string,
+      toolErrorStatus: 'failed',
+      retrySafe: false,
+      attempts: 1,
+      meta: {},
+      version: 1,
+      ...(done && { terminalAt: createdAt + 1500 + (j % 997) }),
+    };
+    ids.push(record.taskId);
+    batch.push(seed.insert(record));
+    if (j % 100 === 0)
+      batch.push(
+        seed.timeline.append(
+          record.taskId,
+          [
+            { at: createdAt, kind: 'created', status: 'working' },
+            { at: createdAt + 10, kind: 'started', attempt: 1, runner: 'worker-1' },
+            { at: createdAt + 1500, kind: 'status', from: 'working', status: record.status },
+          ],
+          200,
+        ),
+      );
+  }
+  await Promise.all(batch);
+}
+await seed.close();
+console.log(`seeded ${fmt(TASKS)} tasks in ${fmt((performance.now() - started) / 1000, 1)} s`);
+
+const store = new SqliteStore({ path });
+const taskConsole = await TaskConsole.overStore(store, { token: 'bench' });
+const running = await serveConsole(taskConsole, { port: 0 });
+const headers = { authorization: 'Bearer bench' };
+const origin = new URL(running.url).origin;
+
+async function measure(label: string, url: (i: number) => string): Promise<void> {
+  for (let i = 0; i < 20; i++) await (await fetch(url(i), { headers })).arrayBuffer();
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const start = performance.now();
+    const response = await fetch(url(i), { headers });
+    await response.arrayBuffer();
+    if (!response.ok) throw new Error(`${label}: ${response.status}`);
+    times.push(performance.now() - start);
+  }
+  const p99 = percentile(times, 99);
+  console.log(
+    `${label.padEnd(44)} p50 ${fmt(percentile(times, 50), 1).padStart(6)} ms  p99 ${fmt(p99, 1).padStart(6)} ms  ${p99 <= 50 ? 'ok' : 'over the 50 ms goal'}`,
+  );
+}
+
+const api = `${origin}/console/api`;
+await measure('list page (first 50, counts)', () => `${api}/tasks`);
+await measure('list page, status=working', () => `${api}/tasks?status=working`);
+await measure('list page, owner', (i) => `${api}/tasks?owner=principal:owner-${i % 50}`);
+await measure('list page, tool + generation (scanned)', () => `${api}/tasks?tool=render&generation=sep-1686`);
+await measure('list page, text search (scan budget 1000)', () => `${api}/tasks?q=item-99999x`);
+await measure('task page (record + timeline)', (i) => `${api}/tasks/${ids[(i * 100) % ids.length]}`);
+await measure('overview (chart, last hour)', () => `${api}/overview`);
+await running.close();
+await store.close();
+rmSync(dir, { recursive: true, force: true });
