@@ -108,7 +108,11 @@ describe('the dependency rule (DESIGN.md §2)', () => {
         if (!target) {
           if (DATABASE_AND_QUEUE_CLIENTS.includes(spec))
             expect(['stores', 'executors'], `${spec} outside stores/executors`).toContain(from.split('/')[0]);
-          if (from === 'engine') expect(spec.startsWith('node:'), `engine imports ${spec}`).toBe(true);
+          // The OpenTelemetry API is the one package the engine may use: a no-op until an application registers an SDK.
+          if (from === 'engine')
+            expect(spec.startsWith('node:') || spec === '@opentelemetry/api', `engine imports ${spec}`).toBe(true);
+          if (spec.startsWith('@opentelemetry/') && spec !== '@opentelemetry/api')
+            expect(relative(root, file), `${spec} is loaded only by the tracing setup`).toBe('src/cli/tracingSetup.ts');
           const packages = PACKAGES_OF[from.split('/')[0] as string];
           // Node built-ins are not packages, except for the wire, which runs wherever an MCP peer does.
           if (packages && (from === 'protocol' || !spec.startsWith('node:')))
@@ -165,6 +169,7 @@ const DYNAMIC_IMPORTS: Record<string, { why: string; computed?: true }> = {
   'server/McpTasks.ts': { why: 'the metrics library, only when metrics are asked for' },
   'cli/commands/serve.ts': { why: 'the demo server, shipped beside the code (package.json files)', computed: true },
   'cli/commands/worker.ts': { why: "the user's module with the server factory", computed: true },
+  'cli/tracingSetup.ts': { why: 'the OpenTelemetry SDK and its OTLP exporter, only when an endpoint is configured' },
 };
 
 function dynamicImportsOf(file: string): Array<{ literal: boolean; line: number }> {

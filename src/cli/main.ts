@@ -22,6 +22,7 @@ import { HumanReporter } from './HumanReporter.js';
 import { JsonReporter } from './JsonReporter.js';
 import { LineReader } from './LineReader.js';
 import type { Reporter } from './Reporter.js';
+import { startTracing, stopTracing } from './tracingSetup.js';
 import { UsageError } from './UsageError.js';
 
 function version(): string {
@@ -282,14 +283,20 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-    // Anything still holding the event loop (a child server, a socket) must not keep a finished command alive.
-    setTimeout(() => process.exit(code), 200).unref();
-  },
-  (error: unknown) => {
-    process.stderr.write(`mcp-tasks: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(EXIT_CODES.failed);
-  },
-);
+startTracing()
+  .then(() => main(process.argv.slice(2)))
+  .then(async (code) => {
+    await stopTracing();
+    return code;
+  })
+  .then(
+    (code) => {
+      process.exitCode = code;
+      // Anything still holding the event loop (a child server, a socket) must not keep a finished command alive.
+      setTimeout(() => process.exit(code), 200).unref();
+    },
+    (error: unknown) => {
+      process.stderr.write(`mcp-tasks: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(EXIT_CODES.failed);
+    },
+  );

@@ -14,6 +14,7 @@ import type { Executor } from './Executor.js';
 import { stableJson } from './stableJson.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskConflictError } from './TaskError.js';
+import { traceTaskCreation } from './taskTracing.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from './TaskRecord.js';
 import type { InsertResult, OwnerLimits } from './TaskStore.js';
 import { isExpired } from './transitions.js';
@@ -88,6 +89,7 @@ export class TaskCreation {
     const executor = this.executor();
     const leases = executor?.leasesOnCreate ?? false;
     const record = this.newRecord(input, now);
+    traceTaskCreation(record);
     if (leases && executor) {
       record.runner = executor.runnerId;
       record.leaseUntil = now + this.leaseMs;

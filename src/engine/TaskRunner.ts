@@ -2,6 +2,7 @@ import { silentLogger, type EngineLogger } from './EngineHooks.js';
 import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from './Executor.js';
 import { INTERNAL_ERROR_CODE, type TaskOutcome, type TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
+import { RunSpan } from './taskTracing.js';
 
 /** The reason a run stopped without reporting an outcome. */
 export class TaskRunAbortedError extends Error {
@@ -114,8 +115,20 @@ export class TaskRunner {
     return undefined;
   }
 
-  /** Runs the work of a task this runner has claimed, to its end. Never rejects for the work's sake. */
+  /** Runs the work of a task this runner has claimed, to its end, inside its trace span. Never rejects for the work's sake. */
   async run(task: TaskRecord, controller = new AbortController()): Promise<RunEnd> {
+    const span = new RunSpan(task, this.runnerId);
+    try {
+      const end = await span.within(() => this.runTraced(task, controller));
+      span.end(end.reason === 'suspended for input' ? 'suspended' : end.outcome);
+      return end;
+    } catch (error) {
+      span.end('interrupted', String(error));
+      throw error;
+    }
+  }
+
+  private async runTraced(task: TaskRecord, controller: AbortController): Promise<RunEnd> {
     const { taskId, attempts: attempt } = task;
     const { signal } = controller;
     const run: Run = { controller, attempt, returned: false };

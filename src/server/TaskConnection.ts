@@ -32,6 +32,7 @@ import { clientKeyOf } from './clientKey.js';
 import { rateClassOf, type RateClass } from './RateLimiter.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from './ServerLike.js';
+import { traceRequest } from './traceRequest.js';
 
 /** What a connection needs from the runtime it belongs to. */
 export interface ConnectionHost {
@@ -174,7 +175,7 @@ export class TaskConnection implements TransportLike {
     }
     for (const dialect of this.host.dialects) {
       const claim = dialect.claim(message, session);
-      if (claim) return this.answer(message, session.caller, claim);
+      if (claim) return this.answer(message, session.caller, claim, extra);
     }
     const forwarded = this.host.dialects.reduce(
       (request, dialect) => dialect.forward?.(request, session) ?? request,
@@ -203,7 +204,7 @@ export class TaskConnection implements TransportLike {
   }
 
   /** Answers a claimed request; whatever the dialect throws is mapped to a JSON-RPC error here, and only here. */
-  private answer(request: JsonRpcRequest, caller: Caller, claim: Claim): void {
+  private answer(request: JsonRpcRequest, caller: Caller, claim: Claim, extra?: MessageExtraLike): void {
     const controller = new AbortController();
     this.handling.set(request.id, controller);
     const reply = (response: JsonRpcResponse) =>
@@ -221,7 +222,8 @@ export class TaskConnection implements TransportLike {
       if (!claim.plainCall) this.host.checkRate(caller, kind, taskId);
       return claim.answer(request, ctx);
     };
-    run()
+    const traced = () => traceRequest(request, extra, this.sessionId, run);
+    traced()
       .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error, claim.operation) }))
       .then((answer) =>
         'noResponse' in answer ? undefined : reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse),

@@ -1,0 +1,104 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One span as OTLP/JSON carries it (ids in hex). */
+export interface ReceivedSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind?: number;
+  attributes: Record<string, unknown>;
+  service: unknown;
+}
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+  doubleValue?: number;
+}
+interface OtlpAttribute {
+  key: string;
+  value: OtlpValue;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind?: number;
+  attributes?: OtlpAttribute[];
+}
+interface OtlpExport {
+  resourceSpans?: {
+    resource?: { attributes?: OtlpAttribute[] };
+    scopeSpans?: { spans?: OtlpSpan[] }[];
+  }[];
+}
+
+function attributesOf(list: OtlpAttribute[] | undefined): Record<string, unknown> {
+  return Object.fromEntries(
+    (list ?? []).map(({ key, value }) => [
+      key,
+      value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue,
+    ]),
+  );
+}
+
+/** An OTLP/HTTP trace receiver (JSON encoding) on 127.0.0.1: what the SDK of each process exports lands here. */
+export class OtlpReceiver {
+  readonly spans: ReceivedSpan[] = [];
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<OtlpReceiver> {
+    const receiver: OtlpReceiver = new OtlpReceiver(
+      createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          if (request.method !== 'POST' || request.url !== '/v1/traces') {
+            response.writeHead(404).end();
+            return;
+          }
+          try {
+            receiver.accept(JSON.parse(body) as OtlpExport);
+            response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+          } catch {
+            response.writeHead(400).end();
+          }
+        });
+      }),
+    );
+    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', resolve));
+    return receiver;
+  }
+
+  get endpoint(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  private accept(payload: OtlpExport): void {
+    for (const resourceSpans of payload.resourceSpans ?? []) {
+      const service = attributesOf(resourceSpans.resource?.attributes)['service.name'];
+      for (const scope of resourceSpans.scopeSpans ?? []) {
+        for (const span of scope.spans ?? []) {
+          this.spans.push({
+            traceId: span.traceId,
+            spanId: span.spanId,
+            ...(span.parentSpanId && { parentSpanId: span.parentSpanId }),
+            name: span.name,
+            ...(span.kind !== undefined && { kind: span.kind }),
+            attributes: attributesOf(span.attributes),
+            service,
+          });
+        }
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
