@@ -14,16 +14,31 @@ const MAX_BATCH = 1000;
  * concurrent creations and transitions share one fsync (the expensive part with `synchronous=FULL`). Each write runs
  * in its own savepoint (a failing one is rolled back alone and rejected alone) and is resolved only once the shared
  * transaction has committed, i.e. only once it is durable.
+ *
+ * Adaptive: the first write of a round commits at once, so a lone sequential writer (one task's steps) never waits
+ * for the loop to turn; only writes that arrive later in the same round, i.e. real concurrency, are held for the
+ * shared commit at its end.
  */
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** A write already committed in the current round of the event loop. */
+  private busyRound = false;
 
   constructor(private readonly database: () => Database.Database) {}
 
   /** Runs `op` (synchronous SQLite writes) in the next shared transaction; settles once that transaction committed. */
   run<T>(op: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (!this.busyRound && this.queue.length === 0) {
+        // Nothing waits before it: committing now keeps write order and costs the lone writer no loop turn.
+        this.busyRound = true;
+        setImmediate(() => {
+          this.busyRound = false;
+        });
+        this.commit([{ op, resolve: resolve as (value: unknown) => void, reject }]);
+        return;
+      }
       this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
