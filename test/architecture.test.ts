@@ -5,6 +5,9 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
+import { INTERNAL_ERROR_CODE } from '../src/engine/index.js';
+import { ErrorCodes } from '../src/protocol/index.js';
+
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const src = join(root, 'src');
 
@@ -226,4 +229,33 @@ describe('the examples', () => {
       }
     });
   }
+});
+
+/** `-32xxx` written as a number in code (comments and strings aside): JSON-RPC error codes spelled out by hand. */
+function errorCodeLiterals(file: string): string[] {
+  const scanner = ts.createScanner(
+    ts.ScriptTarget.Latest,
+    true,
+    ts.LanguageVariant.Standard,
+    readFileSync(file, 'utf8'),
+  );
+  const found: string[] = [];
+  let minus = false;
+  for (let token = scanner.scan(); token !== ts.SyntaxKind.EndOfFileToken; token = scanner.scan()) {
+    if (minus && token === ts.SyntaxKind.NumericLiteral && /^32\d{3}$/.test(scanner.getTokenText()))
+      found.push(`-${scanner.getTokenText()}`);
+    minus = token === ts.SyntaxKind.MinusToken;
+  }
+  return found;
+}
+
+describe('error codes', () => {
+  it('are written only in protocol/errorCodes.ts (and the engine’s one internal-error code, which equals it)', () => {
+    const allowed = [join(src, 'protocol', 'errorCodes.ts'), join(src, 'engine', 'TaskRecord.ts')];
+    const offenders = files
+      .filter((file) => !allowed.includes(file))
+      .flatMap((file) => errorCodeLiterals(file).map((code) => `${relative(root, file)}: ${code}`));
+    expect(offenders).toEqual([]);
+    expect(INTERNAL_ERROR_CODE).toBe(ErrorCodes.INTERNAL_ERROR);
+  });
 });

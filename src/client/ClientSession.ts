@@ -14,7 +14,7 @@ import {
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 
-import { relatedTaskId, TASKS_EXTENSION } from '../protocol/index.js';
+import { ErrorCodes, relatedTaskId, TASKS_EXTENSION } from '../protocol/index.js';
 import { ClientTaskHost } from './ClientTaskHost.js';
 import { Core20251125Dialect } from './dialects/core20251125.js';
 import { Ext2026Dialect } from './dialects/ext2026.js';
@@ -294,8 +294,8 @@ export class ClientSession {
     } catch (error) {
       if (error instanceof ProtocolError) throw error;
       if (error instanceof TaskRpcError) throw new ProtocolError(error.code, error.message, error.data);
-      throw new ProtocolError(-32603, error instanceof Error ? error.message : String(error));
+      throw new ProtocolError(ErrorCodes.INTERNAL_ERROR, error instanceof Error ? error.message : String(error));
     }
-    throw new ProtocolError(-32601, `Method not found: ${request.method}`);
+    throw new ProtocolError(ErrorCodes.METHOD_NOT_FOUND, `Method not found: ${request.method}`);
   }
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { ProtocolError, type ClientCapabilities } from '@modelcontextprotocol/client';
 
-import { CORE_GENERATION, CoreMethod, RELATED_TASK_META, relatedTaskId } from '../protocol/index.js';
+import { ErrorCodes, CORE_GENERATION, CoreMethod, RELATED_TASK_META, relatedTaskId } from '../protocol/index.js';
 import type { InputRouter } from './InputRouter.js';
 import { TaskRpcError } from './TaskClientError.js';
 
@@ -95,18 +95,20 @@ export class ClientTaskHost {
   async handle(method: string, params: Record<string, unknown>): Promise<Record<string, unknown>> {
     if (method === CoreMethod.list) {
       // spec R58: this receiver never hands out cursors, so any cursor is unknown.
-      if (params['cursor'] !== undefined) throw new ProtocolError(-32602, 'Failed to list tasks: invalid cursor');
+      if (params['cursor'] !== undefined)
+        throw new ProtocolError(ErrorCodes.INVALID_PARAMS, 'Failed to list tasks: invalid cursor');
       return { tasks: [...this.tasks.values()].map((task) => this.wire(task)) };
     }
     // spec R39: params.taskId is authoritative.
     const taskId = params['taskId'];
     const task = typeof taskId === 'string' ? this.tasks.get(taskId) : undefined;
     // spec R57
-    if (task === undefined) throw new ProtocolError(-32602, 'Failed to retrieve task: Task not found');
+    if (task === undefined)
+      throw new ProtocolError(ErrorCodes.INVALID_PARAMS, 'Failed to retrieve task: Task not found');
     if (method === CoreMethod.get) return this.wire(task);
     if (method === CoreMethod.cancel) return this.cancel(task);
     if (method === CoreMethod.result) return this.result(task);
-    throw new ProtocolError(-32601, `Method not found: ${method}`);
+    throw new ProtocolError(ErrorCodes.METHOD_NOT_FOUND, `Method not found: ${method}`);
   }
 
   close(): void {
@@ -128,7 +130,10 @@ export class ClientTaskHost {
     } catch (error) {
       const rpc = error instanceof TaskRpcError ? error.error : undefined;
       const message = error instanceof Error ? error.message : String(error);
-      this.finish(task, 'failed', { error: rpc ?? { code: -32603, message }, statusMessage: message });
+      this.finish(task, 'failed', {
+        error: rpc ?? { code: ErrorCodes.INTERNAL_ERROR, message },
+        statusMessage: message,
+      });
     }
   }
 
@@ -145,7 +150,10 @@ export class ClientTaskHost {
   private cancel(task: HostedTask): Record<string, unknown> {
     // spec R49
     if (task.status !== 'working') {
-      throw new ProtocolError(-32602, `Cannot cancel task: already in terminal status '${task.status}'`);
+      throw new ProtocolError(
+        ErrorCodes.INVALID_PARAMS,
+        `Cannot cancel task: already in terminal status '${task.status}'`,
+      );
     }
     // spec R50: cancelled before the response is sent.
     task.status = 'cancelled';
@@ -163,8 +171,8 @@ export class ClientTaskHost {
       return { ...task.result, _meta: { ...meta, [RELATED_TASK_META]: { taskId: task.taskId } } };
     }
     if (task.status === 'cancelled')
-      throw new ProtocolError(-32603, 'The task was cancelled before it produced a result');
-    const error = task.error ?? { code: -32603, message: 'Internal error' };
+      throw new ProtocolError(ErrorCodes.INTERNAL_ERROR, 'The task was cancelled before it produced a result');
+    const error = task.error ?? { code: ErrorCodes.INTERNAL_ERROR, message: 'Internal error' };
     throw new ProtocolError(error.code, error.message, error.data);
   }
 

@@ -5,6 +5,7 @@ import type { JSONRPCMessage, JSONRPCNotification, MessageExtraInfo, Transport }
 import { honouringRetryAfter, retryAfterMsOf } from './retryAfter.js';
 import { TaskConnectionError, type RpcErrorObject } from './TaskClientError.js';
 import { toTaskClientError } from './toTaskClientError.js';
+import { ErrorCodes } from '../protocol/index.js';
 
 /** A JSON-RPC answer, untouched by any SDK result decoding. */
 export type RawReply = { ok: true; result: Record<string, unknown> } | { ok: false; error: RpcErrorObject };
@@ -184,7 +185,7 @@ export class RawChannel {
         pending.resolve({
           ok: false,
           error: {
-            code: typeof error['code'] === 'number' ? error['code'] : -32603,
+            code: typeof error['code'] === 'number' ? error['code'] : ErrorCodes.INTERNAL_ERROR,
             message: typeof error['message'] === 'string' ? error['message'] : 'Unknown error',
             ...(error['data'] !== undefined && { data: error['data'] }),
           },

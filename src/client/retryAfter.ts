@@ -1,5 +1,6 @@
 import { ProtocolError, type Client } from '@modelcontextprotocol/client';
 
+import { ErrorCodes } from '../protocol/index.js';
 import type { RpcErrorObject } from './TaskClientError.js';
 
 /** Refusals honoured at most this many times in a row for one request, each wait capped at `MAX_WAIT_MS`. */
@@ -11,7 +12,7 @@ export function retryAfterMsOf(error: RpcErrorObject | unknown): number | undefi
   const rpc = error instanceof ProtocolError ? { code: error.code, data: error.data } : error;
   if (typeof rpc !== 'object' || rpc === null) return undefined;
   const { code, data } = rpc as { code?: unknown; data?: unknown };
-  if (code !== -32600 || typeof data !== 'object' || data === null) return undefined;
+  if (code !== ErrorCodes.INVALID_REQUEST || typeof data !== 'object' || data === null) return undefined;
   const wait = (data as Record<string, unknown>)['retryAfterMs'];
   return typeof wait === 'number' && Number.isFinite(wait) && wait >= 0 ? Math.min(wait, MAX_WAIT_MS) : undefined;
 }

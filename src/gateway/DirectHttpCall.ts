@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 import type { RpcError } from './passthrough.js';
+import { ErrorCodes } from '../protocol/index.js';
 
 /** The 2025-era HTTP session a direct exchange joins (the one the SDK client opened). */
 export interface DirectSession {
@@ -192,7 +193,7 @@ export class DirectHttpCall {
       void hooks
         .onRequest({ method, ...(params && { params }) })
         .catch((error: unknown) => ({
-          error: { code: -32603, message: error instanceof Error ? error.message : String(error) },
+          error: { code: ErrorCodes.INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) },
         }))
         .then((answer) =>
           this.post(JSON.stringify({ jsonrpc: '2.0', id: requestId, ...answer }), session).then((r) => r.resume()),

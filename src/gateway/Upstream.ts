@@ -11,7 +11,7 @@ import {
   type TaskTarget,
   type Tool,
 } from '../client/index.js';
-import { CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
+import { ErrorCodes, CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
 import type { McpTasks } from '../server/index.js';
 import { DirectHttpCall, DirectRefusedError } from './DirectHttpCall.js';
 import { PASSTHROUGH, type RpcError, type UpstreamRequestOptions } from './passthrough.js';
@@ -289,13 +289,15 @@ export class Upstream {
   private async answer(request: InputRequest): Promise<InputAnswer> {
     if (request.method === 'ping') return { result: {} };
     if (request.method !== 'elicitation/create' && request.method !== 'sampling/createMessage')
-      return { error: { code: -32601, message: `Method not found: ${request.method}` } };
+      return { error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `Method not found: ${request.method}` } };
     try {
       const result = await this.route(request.method, request.params ?? {}, { dialect: '2025-11-25' });
       return { result: result as Record<string, unknown> };
     } catch (error) {
       if (error instanceof TaskRpcError) return { error: error.error };
-      return { error: { code: -32603, message: error instanceof Error ? error.message : String(error) } };
+      return {
+        error: { code: ErrorCodes.INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) },
+      };
     }
   }
 
@@ -347,7 +349,7 @@ export class Upstream {
     if (!target) for (const route of this.routes) if (route.upstreamTaskId === undefined) target = route;
     if (!target) {
       if (method === 'elicitation/create') return { action: 'decline' };
-      throw new TaskRpcError({ code: -32603, message: 'No call in flight can answer this request' });
+      throw new TaskRpcError({ code: ErrorCodes.INTERNAL_ERROR, message: 'No call in flight can answer this request' });
     }
     const { _meta: _ignored, ...rest } = params as { _meta?: unknown };
     const answer = await target.requestInput({ method, params: rest });

@@ -6,6 +6,7 @@ import { forwardToolCall } from './forwardToolCall.js';
 import { PASSTHROUGH } from './passthrough.js';
 import type { ToolPolicies } from './toolPolicies.js';
 import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
+import { ErrorCodes } from '../protocol/index.js';
 
 /** Methods forwarded as they are, by the capability that enables them. */
 const FORWARDED: Record<string, string[]> = {
@@ -148,6 +149,8 @@ async function askDownstream(send: unknown, request: InputRequest): Promise<Inpu
       return {
         error: { code: error.code, message: error.message, ...(error.data !== undefined && { data: error.data }) },
       };
-    return { error: { code: -32603, message: error instanceof Error ? error.message : String(error) } };
+    return {
+      error: { code: ErrorCodes.INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) },
+    };
   }
 }

@@ -3,6 +3,7 @@ import { throttledStatus, type TaskWorkHooks } from '../server/index.js';
 import { forwardToolCall, type UpstreamTaskRef } from './forwardToolCall.js';
 import type { ToolPolicies } from './toolPolicies.js';
 import type { Upstream } from './Upstream.js';
+import { ErrorCodes } from '../protocol/index.js';
 
 /** Where a gateway task keeps the upstream's own task it follows. */
 export const UPSTREAM_TASK_META = 'upstreamTask';
@@ -37,7 +38,10 @@ export function createProxyWork(
     const task = context.task;
     const params = task.request.params;
     if (task.request.method !== 'tools/call' || typeof params['name'] !== 'string') {
-      return { kind: 'error', error: { code: -32601, message: `The gateway runs only tools/call as a task` } };
+      return {
+        kind: 'error',
+        error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `The gateway runs only tools/call as a task` },
+      };
     }
     const name = params['name'];
     const status = throttledStatus(context);

@@ -10,6 +10,7 @@ import type { RpcError } from './passthrough.js';
 import type { GatewayToolSettings } from './toolPolicies.js';
 import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
 import { ConcurrencyGate } from './ConcurrencyGate.js';
+import { ErrorCodes } from '../protocol/index.js';
 
 export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: RpcError };
 
@@ -119,7 +120,7 @@ function answerInput(hooks: ForwardHooks, request: InputRequest): Promise<InputA
   return Promise.resolve(
     request.method === 'elicitation/create'
       ? { result: { action: 'decline' } }
-      : { error: { code: -32601, message: `This client cannot answer ${request.method}` } },
+      : { error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `This client cannot answer ${request.method}` } },
   );
 }
 
@@ -181,12 +182,15 @@ function toCallOutcome(outcome: ClientOutcome, signal: AbortSignal): CallOutcome
       return { kind: 'result', result: outcome.result as Record<string, unknown> };
     case 'failed':
       if (outcome.result) return { kind: 'result', result: outcome.result as Record<string, unknown> };
-      return { kind: 'error', error: outcome.error ?? { code: -32603, message: outcome.message } };
+      return { kind: 'error', error: outcome.error ?? { code: ErrorCodes.INTERNAL_ERROR, message: outcome.message } };
     case 'cancelled':
-      if (signal.aborted) return { kind: 'error', error: { code: -32603, message: 'Cancelled' } };
+      if (signal.aborted) return { kind: 'error', error: { code: ErrorCodes.INTERNAL_ERROR, message: 'Cancelled' } };
       return {
         kind: 'error',
-        error: { code: -32603, message: outcome.message ?? 'The upstream server cancelled its task' },
+        error: {
+          code: ErrorCodes.INTERNAL_ERROR,
+          message: outcome.message ?? 'The upstream server cancelled its task',
+        },
       };
   }
 }

@@ -2,6 +2,7 @@ import { ProtocolError, type CallToolResult, type Client, type ServerCapabilitie
 import * as z from 'zod';
 
 import {
+  ErrorCodes,
   CORE_GENERATION,
   CoreMethod,
   CoreTaskListSchema,
@@ -176,7 +177,7 @@ export class Core20251125Dialect implements TaskDialect {
       return { kind: 'accepted', snapshot: snapshotFromTask(parseTask(result, CoreMethod.cancel)) };
     } catch (error) {
       // spec R49: a terminal (or unknown) task answers -32602; the caller settles through tasks/get.
-      if (error instanceof ProtocolError && error.code === -32602)
+      if (error instanceof ProtocolError && error.code === ErrorCodes.INVALID_PARAMS)
         return { kind: 'rejected', error: rpcErrorOf(error) };
       throw toTaskClientError(error);
     }
@@ -244,7 +245,7 @@ export class Core20251125Dialect implements TaskDialect {
 
   private taskError(error: unknown, taskId: string): Error {
     // spec R57
-    if (error instanceof ProtocolError && error.code === -32602)
+    if (error instanceof ProtocolError && error.code === ErrorCodes.INVALID_PARAMS)
       return new TaskNotFoundError(taskId, rpcErrorOf(error));
     return toTaskClientError(error);
   }

@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 
 import {
+  ErrorCodes,
   DetailedTaskSchema,
   EXT_GENERATION,
   ExtMethod,
@@ -36,7 +37,10 @@ import type {
 const MAX_INPUT_ROUNDS = 10;
 
 /** `-32021` MISSING_REQUIRED_CLIENT_CAPABILITY, and `-32003` from early drafts of the extension (spec A11). */
-const MISSING_CAPABILITY_CODES = new Set([-32021, -32003]);
+const MISSING_CAPABILITY_CODES = new Set<number>([
+  ErrorCodes.MISSING_REQUIRED_CLIENT_CAPABILITY,
+  ErrorCodes.DRAFT_MISSING_CAPABILITY,
+]);
 
 export interface Ext2026Context {
   raw: RawChannel;
@@ -166,7 +170,7 @@ export class Ext2026Dialect implements TaskDialect {
     // spec E13: an empty acknowledgement; the task may take a while to reach cancelled, or never do.
     const reply = await this.send(ExtMethod.cancel, { taskId });
     if (reply.ok) return { kind: 'accepted' };
-    if (reply.error.code === -32602) return { kind: 'rejected', error: reply.error };
+    if (reply.error.code === ErrorCodes.INVALID_PARAMS) return { kind: 'rejected', error: reply.error };
     throw this.taskError(reply.error, taskId);
   }
 
@@ -253,7 +257,7 @@ export class Ext2026Dialect implements TaskDialect {
 
   private taskError(error: RpcErrorObject, taskId: string): Error {
     // spec E14
-    if (error.code === -32602) return new TaskNotFoundError(taskId, error);
+    if (error.code === ErrorCodes.INVALID_PARAMS) return new TaskNotFoundError(taskId, error);
     if (MISSING_CAPABILITY_CODES.has(error.code)) {
       return new TaskNotSupportedError(TASKS_EXTENSION, `The server refused the task request: ${error.message}`);
     }

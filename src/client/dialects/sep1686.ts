@@ -4,6 +4,7 @@ import { ProtocolError, type CallToolResult, type Client } from '@modelcontextpr
 import * as z from 'zod';
 
 import {
+  ErrorCodes,
   relatedTaskId,
   SEP_GENERATION,
   SEP_RELATED_TASK_META,
@@ -186,7 +187,11 @@ export class Sep1686Dialect implements TaskDialect {
         continue;
       }
       if (reply.ok) return { kind: 'result', result: reply.result as CallToolResult };
-      if (attempt > 0 && reply.error.code === -32602 && /already exists/i.test(reply.error.message)) {
+      if (
+        attempt > 0 &&
+        reply.error.code === ErrorCodes.INVALID_PARAMS &&
+        /already exists/i.test(reply.error.message)
+      ) {
         // The earlier attempt did create the task (SEP-1686 §7.1): it is followed by polling instead.
         markCreated();
         throw new TaskConnectionError('The original response was lost; the task is followed by polling');
@@ -213,7 +218,7 @@ export class Sep1686Dialect implements TaskDialect {
     try {
       return await this.request(method, { taskId, _meta: { [SEP_RELATED_TASK_META]: { taskId } } });
     } catch (error) {
-      if (error instanceof TaskRpcError && error.code === -32602 && method !== SepMethod.result) {
+      if (error instanceof TaskRpcError && error.code === ErrorCodes.INVALID_PARAMS && method !== SepMethod.result) {
         throw new TaskNotFoundError(taskId, error.error);
       }
       throw error;
