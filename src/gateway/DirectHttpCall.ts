@@ -115,7 +115,12 @@ export class DirectHttpCall {
         ...(signal && { signal }),
       });
       request.once('response', resolve);
-      request.once('error', reject);
+      request.once('error', (error: NodeJS.ErrnoException) => {
+        // A pooled connection the upstream closed while idle (its keep-alive timeout) fails at once on reuse; the
+        // server never read the call, so it may go another way (Node's documented remedy for this race).
+        if (request.reusedSocket && error.code === 'ECONNRESET') reject(new DirectRefusedError(error.message));
+        else reject(error);
+      });
       request.end(body);
     });
   }
