@@ -1,16 +1,10 @@
+import { SEP_STATUSES } from '../protocol/index.js';
+
 /**
- * Every status a requestor can observe across the three generations. `submitted` and `unknown` exist only in
- * SEP-1686; the 2025-11-25 core and the 2026 extension use the other five.
+ * Every status a requestor can observe across the three generations: SEP-1686's list, a superset of the others
+ * (`submitted` and `unknown` exist only there; the 2025-11-25 core and the 2026 extension use the other five).
  */
-export const TASK_STATUSES = [
-  'submitted',
-  'working',
-  'input_required',
-  'completed',
-  'failed',
-  'cancelled',
-  'unknown',
-] as const;
+export const TASK_STATUSES = SEP_STATUSES;
 
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
