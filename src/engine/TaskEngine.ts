@@ -10,6 +10,7 @@ import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import type { ListResult, TaskEngineOptions } from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
+import * as offers from './offers.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
   INTERNAL_ERROR_CODE,
@@ -170,8 +171,8 @@ export class TaskEngine implements EngineHandle {
   }
 
   /**
-   * Records answers to outstanding input requests. Keys that are not outstanding are ignored (spec E12);
-   * once none remain, the task returns to `working` (spec R26).
+   * Records answers to outstanding input requests and open offers. Other keys are ignored (spec E12); once no request
+   * remains, the task returns to `working` (spec R26). An answered offer cuts a parked sleep short.
    */
   async answerInput(
     scope: OwnerScope,
@@ -233,19 +234,33 @@ export class TaskEngine implements EngineHandle {
    * (a durable timer any instance honours) and/or until `requests` are answered (`input_required`, as for `suspend`).
    * Whichever comes first runs the work again from the top. Throws StaleLeaseError for a superseded attempt.
    */
-  async park(
-    taskId: string,
-    attempt: number,
-    options: { wakeAt?: number; requests?: InputRequest[]; metaFor?: (keys: string[]) => Record<string, unknown> },
-  ): Promise<string[]> {
+  async park(taskId: string, attempt: number, options: transitions.ParkOptions): Promise<string[]> {
     const { wakeAt } = options;
     // The timer goes in first: a crash before the record is written leaves a timer that finds nothing to wake.
     if (wakeAt !== undefined) await this.access.guard(async () => this.store.journal?.setWake(taskId, wakeAt));
-    const keys = await this.updateKeyed(taskId, (record) =>
-      transitions.park(record, attempt, options, this.clock.now()),
-    );
-    if (wakeAt !== undefined) this.maintenance.schedule({ taskId, wakeAt });
+    let keys: string[] = [];
+    const { record, changed } = await this.update(taskId, (current) => {
+      const change = transitions.park(current, attempt, options, this.clock.now());
+      keys = change?.keys ?? [];
+      return change?.record ?? null;
+    });
+    // A sleep parked just after an offer was answered wakes at once instead.
+    const effective = changed ? record.wakeAt : wakeAt;
+    if (effective !== undefined && effective !== wakeAt) {
+      await this.access.guard(async () => this.store.journal?.setWake(taskId, effective));
+    }
+    if (effective !== undefined) this.maintenance.schedule({ taskId, wakeAt: effective });
     return keys;
+  }
+
+  /** Registers the standing offer `key` of the run `attempt` (the first offer of a key stands); see offers.ts. */
+  async offer(taskId: string, attempt: number, key: string, request: InputRequest): Promise<void> {
+    await this.update(taskId, (record) => offers.addOffer(record, attempt, key, request, this.clock.now()));
+  }
+
+  /** Drops the answer to the offer `key` once the run `attempt` has journaled that it consumed it. */
+  async consumeOffer(taskId: string, attempt: number, key: string): Promise<void> {
+    await this.update(taskId, (record) => offers.consumeOffer(record, attempt, key));
   }
 
   /** Fires a durable timer (see TaskMaintenance.wake). True when this call resumed the task. */

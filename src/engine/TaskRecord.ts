@@ -34,6 +34,17 @@ export interface PendingInput {
 export type InputAnswer = { result: Record<string, unknown> } | { error: JsonRpcErrorObject };
 
 /**
+ * A standing, non-blocking input request (`step.offer`) under a key its author chose: it never moves the status,
+ * survives parking, and takes one answer, kept until the work consumes it.
+ */
+export interface StandingOffer extends PendingInput {
+  /** Set by the first answer; later ones are ignored. */
+  answered?: boolean;
+  /** The first answer, until the work consumed it. */
+  answer?: InputAnswer;
+}
+
+/**
  * How long a task is kept. `ttl` counts from creation (2025-11-25, the extension);
  * `keepAlive` counts from the terminal status (SEP-1686). `null` means unlimited.
  */
@@ -81,6 +92,8 @@ export interface TaskRecord {
   /** Answers received and not yet taken by the work. */
   inputAnswers: Record<string, InputAnswer>;
   nextInputSeq: number;
+  /** Standing input requests of a workflow task by their author-chosen key (absent until the first offer). */
+  offers?: Record<string, StandingOffer>;
   idempotencyKey?: string;
   /** The wire generation that created the task. */
   dialect: string;

@@ -4,6 +4,7 @@ export { type EngineLogger, type TaskLifecycleEvent } from './EngineHooks.js';
 export { DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
 export * from './Executor.js';
 export { ANY_OWNER, PRINCIPAL_OWNER_PREFIX, type OwnerScope } from './OwnerScope.js';
+export { MAX_OFFERS_PER_TASK, OFFER_KEY_PATTERN } from './offers.js';
 export * from './RecoveryPolicy.js';
 export * from './RunSlots.js';
 export * from './stableJson.js';

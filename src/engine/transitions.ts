@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
+import { hasOfferAnswer, openOfferKeys, withOfferAnswers } from './offers.js';
 import type { RecoveryDecision } from './RecoveryPolicy.js';
 import { StaleLeaseError } from './StepJournal.js';
 import { InvalidTransitionError, TaskTerminalError } from './TaskError.js';
@@ -44,14 +45,14 @@ export function moveTo(record: TaskRecord, to: TaskStatus): TaskRecord {
   return { ...record, status: to };
 }
 
-/** Ends the task: pending input is dropped, the runner lets go, a keep-alive retention starts counting. */
+/** Ends the task: pending input and offers are dropped, the runner lets go, a keep-alive retention starts counting. */
 export function toTerminal(
   record: TaskRecord,
   status: 'completed' | 'failed' | 'cancelled',
   now: number,
   statusMessage?: string,
 ): TaskRecord {
-  const { runner: _runner, leaseUntil: _lease, ...rest } = moveTo(record, status);
+  const { runner: _runner, leaseUntil: _lease, offers: _offers, ...rest } = moveTo(record, status);
   const next: TaskRecord = { ...rest, terminalAt: now, inputRequests: {}, inputAnswers: {} };
   if (statusMessage !== undefined) next.statusMessage = statusMessage;
   if (next.retention.kind === 'keepAlive') {
@@ -94,8 +95,9 @@ export function cancel(record: TaskRecord, now: number, statusMessage: string, b
 }
 
 /**
- * Records answers to outstanding requests; other keys are ignored (spec E12). Once none remain the task is `working`
- * again (spec R26), and a suspended task is resumed: `resumed` says the caller hands it to the executor.
+ * Records answers to outstanding requests and to open offers; other keys are ignored (spec E12). Once no request
+ * remains the task is `working` again (spec R26), and a suspended task is resumed: `resumed` says the caller hands it
+ * to the executor. An answer to an offer leaves the status alone but cuts a parked sleep short.
  */
 export function answer(
   record: TaskRecord,
@@ -104,7 +106,8 @@ export function answer(
 ): { record: TaskRecord; accepted: string[]; resumed: boolean } | null {
   if (isTerminal(record.status)) return null;
   const accepted = Object.keys(answers).filter((key) => key in record.inputRequests);
-  if (accepted.length === 0) return null;
+  const offered = openOfferKeys(record, answers).filter((key) => !accepted.includes(key));
+  if (accepted.length === 0 && offered.length === 0) return null;
   const inputRequests = { ...record.inputRequests };
   const inputAnswers = { ...record.inputAnswers };
   for (const key of accepted) {
@@ -112,17 +115,18 @@ export function answer(
     inputAnswers[key] = answers[key] as InputAnswer;
   }
   let next: TaskRecord = { ...record, inputRequests, inputAnswers };
-  let resumed = false;
-  if (Object.keys(inputRequests).length === 0 && next.status === 'input_required') {
+  if (offered.length > 0) next = withOfferAnswers(next, offered, answers);
+  if (accepted.length > 0 && Object.keys(inputRequests).length === 0 && next.status === 'input_required') {
     next = moveTo(next, 'working');
-    if (next.suspended) {
-      // The suspended work runs again with the answers; whoever completed the set hands it over.
-      resumed = true;
-      const { suspended: _suspended, wakeAt: _wakeAt, ...rest } = next;
-      next = withLease(rest, lease);
-    }
   }
-  return { record: next, accepted, resumed };
+  // The suspended work runs again with the answers; whoever completed the set (or answered an offer) hands it over.
+  const movedOn = next.status !== record.status;
+  const resumed = next.status === 'working' && next.suspended === true && (movedOn || offered.length > 0);
+  if (resumed) {
+    const { suspended: _suspended, wakeAt: _wakeAt, ...rest } = next;
+    next = withLease(rest, lease);
+  }
+  return { record: next, accepted: [...accepted, ...offered], resumed };
 }
 
 /**
@@ -159,17 +163,22 @@ export function suspend(
   };
 }
 
+/** How a workflow run parks: until a time and/or until its questions are answered. */
+export interface ParkOptions {
+  wakeAt?: number;
+  requests?: InputRequest[];
+  metaFor?: (keys: string[]) => Record<string, unknown>;
+  /** A sleep: an answer to an offer that arrived while the run was ending wakes it at once. */
+  endsOnOfferAnswer?: boolean;
+}
+
 /**
  * Parks the run `attempt` of a workflow task until `wakeAt` and/or until `requests` are answered. Null once the task
  * is over; throws StaleLeaseError for a superseded attempt.
  */
-export function park(
-  record: TaskRecord,
-  attempt: number,
-  options: { wakeAt?: number; requests?: InputRequest[]; metaFor?: (keys: string[]) => Record<string, unknown> },
-  now: number,
-): KeyedChange | null {
-  const { wakeAt, requests = [] } = options;
+export function park(record: TaskRecord, attempt: number, options: ParkOptions, now: number): KeyedChange | null {
+  const { requests = [] } = options;
+  const wakeAt = options.endsOnOfferAnswer && hasOfferAnswer(record) ? now : options.wakeAt;
   if (isTerminal(record.status)) return null;
   if (record.attempts !== attempt) throw new StaleLeaseError(record.taskId, `attempt ${attempt} was superseded`);
   let next: TaskRecord = { ...record, inputAnswers: {} };
