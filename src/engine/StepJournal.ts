@@ -22,6 +22,9 @@ export type BeginStepResult =
 
 export type SleepState = { state: 'pending'; wakeAt: number } | { state: 'completed' };
 
+/** What a check of an offer saw: its answer (consumed by that check), or nothing yet. */
+export type OfferCheck = { state: 'answered'; response: unknown } | { state: 'unanswered' };
+
 export type ElicitState =
   | { state: 'pending'; request: unknown; wakeAt?: number }
   | { state: 'answered'; response: unknown }
@@ -84,6 +87,7 @@ export class StepJournal {
   /** Journals a sleep ending at `wakeAtMs` (the first call decides; replays keep the journaled time). */
   async recordSleep(name: string, wakeAtMs: number): Promise<SleepState> {
     const row = this.rows.get(name);
+    if (row?.state === 'completed') return { state: 'completed' };
     const wakeAt = row?.wakeAt ?? wakeAtMs;
     if (!row && !(await this.put({ name, kind: 'sleep', state: 'waiting', wakeAt, at: this.clock.now() }))) {
       throw new StaleLeaseError(this.taskId, `sleep "${name}" was refused`);
@@ -119,6 +123,54 @@ export class StepJournal {
     const row = this.rows.get(name);
     if (!row || row.kind !== 'elicit' || row.state === 'completed') return false;
     return this.put({ ...row, state: 'completed', value: response, at: this.clock.now() });
+  }
+
+  /** Ends the journaled sleep `name` now, before its time (an answer to an offer cut it short). */
+  async endSleep(name: string): Promise<void> {
+    const row = this.rows.get(name);
+    if (!row || row.kind !== 'sleep' || row.state === 'completed') return;
+    if (!(await this.put({ ...row, state: 'completed', at: this.clock.now() }))) {
+      throw new StaleLeaseError(this.taskId, `sleep "${name}" was refused`);
+    }
+  }
+
+  /** The kind of the step journaled under `name`, if any. */
+  kindOf(name: string): StepRow['kind'] | undefined {
+    return this.rows.get(name)?.kind;
+  }
+
+  /** Journals the standing offer `key` (a replay's re-offer keeps the first). */
+  async recordOffer(key: string, request: unknown): Promise<void> {
+    if (this.rows.has(key)) return;
+    if (!(await this.put({ name: key, kind: 'offer', state: 'waiting', request, at: this.clock.now() }))) {
+      throw new StaleLeaseError(this.taskId, `offer "${key}" was refused`);
+    }
+  }
+
+  /** Whether the task has journaled any offer (only then can an answer cut a sleep short). */
+  get hasOffers(): boolean {
+    for (const row of this.rows.values()) if (row.kind === 'offer') return true;
+    return false;
+  }
+
+  /** What the check `name` saw, when it is journaled. */
+  checked(name: string): OfferCheck | undefined {
+    const row = this.rows.get(name);
+    return row?.kind === 'check' ? (row.value as OfferCheck) : undefined;
+  }
+
+  /** Whether a journaled check consumed the answer to the offer `key`. */
+  consumed(key: string): boolean {
+    for (const row of this.rows.values()) {
+      if (row.kind === 'check' && row.key === key && (row.value as OfferCheck).state === 'answered') return true;
+    }
+    return false;
+  }
+
+  /** Journals what the check `name` of the offer `key` saw; an `answered` check consumes the answer for good. */
+  async recordCheck(name: string, key: string, check: OfferCheck): Promise<void> {
+    const row: StepRow = { name, kind: 'check', state: 'completed', key, value: check, at: this.clock.now() };
+    if (!(await this.put(row))) throw new StaleLeaseError(this.taskId, `check "${name}" was refused`);
   }
 
   private failuresOf(name: string): { failures?: number } {

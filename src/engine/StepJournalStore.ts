@@ -4,12 +4,13 @@ export interface SerializedError {
   message: string;
 }
 
-export type StepKind = 'do' | 'sleep' | 'elicit';
+export type StepKind = 'do' | 'sleep' | 'elicit' | 'offer' | 'check';
 
 /**
  * One journaled step of a task, keyed by its name (unique per task). `completed` steps return `value` on replay
  * without running again; `failed` ones throw `error` again; `waiting` ones are a sleep, an outstanding question or a
- * failed attempt waiting for its retry, until `wakeAt`.
+ * failed attempt waiting for its retry, until `wakeAt`. An `offer` row (named by its key) stays `waiting` for the
+ * task's lifetime; a `check` row is `completed` with what `checkInput` saw of the offer `key`.
  */
 export interface StepRow {
   name: string;
@@ -21,8 +22,10 @@ export interface StepRow {
   failures?: number;
   /** Sleep: when it ends. Retry: when the next attempt may run. Question: its deadline. */
   wakeAt?: number;
-  /** Question: the input request as asked. */
+  /** Question, offer: the input request as asked. */
   request?: unknown;
+  /** Check: the key of the offer it read. */
+  key?: string;
   /** When the row was written (epoch ms). */
   at: number;
 }

@@ -88,6 +88,40 @@ export function stepContract(name: string, harness: JournalHarness): void {
       expect(await replay.recordSleep('short', Date.now() - 1)).toEqual({ state: 'completed' });
     });
 
+    it('journals an offer once, its checks with what they saw, and a sleep cut short', async () => {
+      const taskId = randomUUID();
+      const offer = { method: 'elicitation/create', params: { message: 'Stop?' } };
+      const run = await StepJournal.open(journal, taskId, 1);
+      await run.recordOffer('stop', offer);
+      await run.recordOffer('stop', { method: 'other' });
+      await run.recordCheck('check-0', 'stop', { state: 'unanswered' });
+      expect(await run.recordSleep('pause-1', Date.now() + 60_000)).toEqual({
+        state: 'pending',
+        wakeAt: expect.any(Number),
+      });
+      const replay = await StepJournal.open(journal, taskId, 2);
+      expect(replay.kindOf('stop')).toBe('offer');
+      expect(replay.hasOffers).toBe(true);
+      expect(replay.checked('check-0')).toEqual({ state: 'unanswered' });
+      expect(replay.consumed('stop')).toBe(false);
+      await replay.endSleep('pause-1');
+      const response = { action: 'accept', content: { stop: true, note: 'ünï ✓' } };
+      await replay.recordCheck('check-1', 'stop', { state: 'answered', response });
+      const last = await StepJournal.open(journal, taskId, 3);
+      expect(await last.recordSleep('pause-1', Date.now() + 60_000)).toEqual({ state: 'completed' });
+      expect(last.checked('check-1')).toEqual({ state: 'answered', response });
+      expect(last.consumed('stop')).toBe(true);
+      expect((await journal.read(taskId)).find((row) => row.name === 'stop')).toMatchObject({
+        kind: 'offer',
+        state: 'waiting',
+        request: offer,
+      });
+      await expect(replay.recordOffer('later', offer)).rejects.toBeInstanceOf(StaleLeaseError);
+      await expect(replay.recordCheck('check-2', 'stop', { state: 'unanswered' })).rejects.toBeInstanceOf(
+        StaleLeaseError,
+      );
+    });
+
     it('journals a question, its answer once, and a deadline that passes unanswered', async () => {
       const taskId = randomUUID();
       const question = { method: 'elicitation/create', params: { message: 'ok?' } };

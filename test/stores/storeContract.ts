@@ -33,6 +33,15 @@ export function storeContract(name: string, harness: StoreHarness): void {
         idempotencyKey: 'key-1',
         outcome: { kind: 'error', error: { code: -32000, message: 'boom', data: { nested: [1, 'two', null] } } },
         inputRequests: { 'input-1': { method: 'elicitation/create', params: { message: 'Name?' }, createdAt: 5 } },
+        offers: {
+          stop: {
+            method: 'elicitation/create',
+            createdAt: 6,
+            answered: true,
+            answer: { result: { action: 'accept' } },
+          },
+          more: { method: 'elicitation/create', params: { message: 'More?' }, createdAt: 7 },
+        },
         meta: { sessionId: 's1', unicode: 'ünïcødé ✓' },
         runner: 'r1',
         leaseUntil: Date.now() + 1000,
