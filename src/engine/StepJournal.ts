@@ -147,10 +147,11 @@ export class StepJournal {
     }
   }
 
-  /** Whether the task has journaled any offer (only then can an answer cut a sleep short). */
-  get hasOffers(): boolean {
-    for (const row of this.rows.values()) if (row.kind === 'offer') return true;
-    return false;
+  /** How many offers the task has journaled (without one, no answer can cut a sleep short). */
+  get offerCount(): number {
+    let count = 0;
+    for (const row of this.rows.values()) if (row.kind === 'offer') count++;
+    return count;
   }
 
   /** What the check `name` saw, when it is journaled. */

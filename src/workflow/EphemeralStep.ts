@@ -1,6 +1,6 @@
 import { parseDuration } from './parseDuration.js';
-import type { ElicitOutcome, InputRequest, Step, StepConfig } from './Step.js';
-import { DuplicateStepError, isNonRetryable } from './StepErrors.js';
+import type { ElicitOutcome, InputCheck, InputRequest, Step, StepConfig } from './Step.js';
+import { DuplicateStepError, UnknownOfferError, assertOfferKey, isNonRetryable } from './StepErrors.js';
 import {
   DEFAULT_RETRIES,
   backoffDelay,
@@ -20,6 +20,7 @@ export type DirectElicit = (params: Record<string, unknown>, timeoutMs?: number)
 export class EphemeralStep implements Step {
   readonly taskId = undefined;
   private readonly used = new Set<string>();
+  private readonly offered = new Set<string>();
 
   constructor(
     readonly signal: AbortSignal,
@@ -65,6 +66,19 @@ export class EphemeralStep implements Step {
       }
       throw error;
     }
+  }
+
+  /** A plain call has no task to answer: the offer is registered (keys stay unique) but never answered. */
+  async offer(key: string, _request: InputRequest): Promise<void> {
+    assertOfferKey(key);
+    this.enter(key);
+    this.offered.add(key);
+  }
+
+  async checkInput(name: string, key: string): Promise<InputCheck> {
+    this.enter(name);
+    if (!this.offered.has(key)) throw new UnknownOfferError(name, key);
+    return { state: 'unanswered' };
   }
 
   async status(): Promise<void> {

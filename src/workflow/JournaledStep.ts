@@ -1,10 +1,12 @@
-import { StaleLeaseError } from '../engine/index.js';
+import { MAX_OFFERS_PER_TASK, StaleLeaseError } from '../engine/index.js';
 import { parseDuration } from './parseDuration.js';
-import type { ElicitOutcome, InputRequest, Step, StepConfig } from './Step.js';
+import type { ElicitOutcome, InputCheck, InputRequest, Step, StepConfig } from './Step.js';
 import {
   DuplicateStepError,
   StepResultError,
   TaskTimeoutError,
+  UnknownOfferError,
+  assertOfferKey,
   isNonRetryable,
   reviveError,
   serializeError,
@@ -17,7 +19,7 @@ import {
   stepArgs,
   type StepClosure,
 } from './runStepClosure.js';
-import type { Suspension, WorkflowRun } from './WorkflowRun.js';
+import { answerResponse, type Suspension, type WorkflowRun } from './WorkflowRun.js';
 
 /** Largest journaled step result (serialised). */
 export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
@@ -90,7 +92,12 @@ export class JournaledStep implements Step {
     if (!Number.isFinite(wakeAt)) throw new TypeError(`Invalid time for sleep "${name}"`);
     const journal = await this.enter(name);
     const state = await journal.recordSleep(name, wakeAt).catch((error) => this.run.stale(error));
-    if (state.state === 'pending') this.suspend({ wakeAt: state.wakeAt });
+    if (state.state === 'completed') return;
+    if (journal.offerCount > 0 && (await this.offerAnswerWaits())) {
+      // An answer to an offer wakes the task: the sleep ends now, for good.
+      return journal.endSleep(name).catch((error) => this.run.stale(error));
+    }
+    this.suspend({ wakeAt: state.wakeAt, sleep: true });
   }
 
   async elicit(name: string, request: InputRequest, options: { timeoutMs?: number } = {}): Promise<ElicitOutcome> {
@@ -104,6 +111,34 @@ export class JournaledStep implements Step {
       stepName: name,
       ...(state.wakeAt !== undefined && { wakeAt: state.wakeAt }),
     });
+  }
+
+  async offer(key: string, request: InputRequest): Promise<void> {
+    assertOfferKey(key);
+    const journal = await this.enter(key);
+    const kind = journal.kindOf(key);
+    // The key names a question or another step of an earlier run.
+    if (kind !== undefined && kind !== 'offer') throw new DuplicateStepError(key);
+    if (kind === undefined) {
+      if (journal.offerCount >= MAX_OFFERS_PER_TASK) {
+        throw new StepResultError(key, `the task already has ${MAX_OFFERS_PER_TASK} offers`);
+      }
+      await journal.recordOffer(key, request).catch((error) => this.run.stale(error));
+    }
+    await this.run.offer(key, request);
+  }
+
+  async checkInput(name: string, key: string): Promise<InputCheck> {
+    const journal = await this.enter(name);
+    const seen = journal.checked(name);
+    if (seen) return seen as InputCheck;
+    if (journal.kindOf(key) !== 'offer') throw new UnknownOfferError(name, key);
+    const answer = journal.consumed(key) ? undefined : (await this.run.offers())[key]?.answer;
+    const check: InputCheck =
+      answer === undefined ? { state: 'unanswered' } : { state: 'answered', response: answerResponse(answer) };
+    await journal.recordCheck(name, key, check).catch((error) => this.run.stale(error));
+    if (answer !== undefined) await this.run.consumeOffer(key);
+    return check;
   }
 
   async status(message: string): Promise<void> {
@@ -123,6 +158,13 @@ export class JournaledStep implements Step {
     if (this.used.has(name)) throw new DuplicateStepError(name);
     this.used.add(name);
     return this.run.journal();
+  }
+
+  /** Whether an answer to an offer waits unconsumed (read from the store: it may have arrived during this run). */
+  private async offerAnswerWaits(): Promise<boolean> {
+    const journal = await this.run.journal();
+    const offers = await this.run.offers();
+    return Object.entries(offers).some(([key, offer]) => offer.answer !== undefined && !journal.consumed(key));
   }
 
   /** Parks the run, waking at the task's deadline at the latest (so a timeout ends a sleep or a question). */

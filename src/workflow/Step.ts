@@ -26,6 +26,9 @@ export interface InputRequest {
 /** The requestor's answer (e.g. `{ action: 'accept', content }`), or `{ outcome: 'timed_out' }` once the deadline passed. */
 export type ElicitOutcome = Record<string, unknown>;
 
+/** What `checkInput` found: the answer to the offer (which this check consumed), or none yet. */
+export type InputCheck = { state: 'answered'; response: ElicitOutcome } | { state: 'unanswered' };
+
 /**
  * The replay-aware step API a workflow handler receives. The handler runs again from the top whenever the task
  * resumes (after a sleep, an answer, a retry wait or a crash); completed steps return their journaled results without
@@ -43,6 +46,18 @@ export interface Step {
   sleepUntil(name: string, when: Date | number): Promise<void>;
   /** Asks the requestor: the task is `input_required` with the question and holds nothing until answered. */
   elicit(name: string, request: InputRequest, options?: { timeoutMs?: number }): Promise<ElicitOutcome>;
+  /**
+   * Registers a standing, non-blocking input request under `key` (unique for the task's lifetime; keys and step names
+   * share one namespace): the task stays `working`. The requestor may answer it at any time, once; the answer wakes
+   * the task (a parked sleep ends at once, and while it runs the sleeps it records complete at once until a
+   * `checkInput` consumes the answer). A replay's re-offer keeps the first.
+   */
+  offer(key: string, request: InputRequest): Promise<void>;
+  /**
+   * Journaled and non-blocking, as the step `name`: takes the unconsumed answer to the offer `key`, or finds none
+   * (a replay sees the same). Never suspends; throws for a key that is not an offer.
+   */
+  checkInput(name: string, key: string): Promise<InputCheck>;
   /** Writes the task's statusMessage for pollers (not journaled: a replay may write the same message again). */
   status(message: string): Promise<void>;
   /** A key stable across replays and retries of step `name`, for the idempotency keys of external calls. */

@@ -1,4 +1,4 @@
-import type { SerializedError } from '../engine/index.js';
+import { OFFER_KEY_PATTERN, type SerializedError } from '../engine/index.js';
 
 /** Thrown by a step's closure for a permanent failure: the step fails at once, without the retries left. */
 export class NonRetryableError extends Error {
@@ -29,6 +29,21 @@ export class DuplicateStepError extends Error {
   constructor(name: string) {
     super(`Step name "${name}" was already used in this task; step names must be unique (suffix an index in loops)`);
     this.name = 'DuplicateStepError';
+  }
+}
+
+/** `checkInput` named a key no `offer` registered. */
+export class UnknownOfferError extends Error {
+  constructor(name: string, key: string) {
+    super(`Step "${name}" checks input "${key}", which is not an offer of this task`);
+    this.name = 'UnknownOfferError';
+  }
+}
+
+/** Offer keys travel in wire ids, so they are plain and bounded (docs/limits.md). */
+export function assertOfferKey(key: string): void {
+  if (!OFFER_KEY_PATTERN.test(key)) {
+    throw new TypeError(`Invalid offer key ${JSON.stringify(key)}: use 1-128 letters, digits, "_", "-" or "."`);
   }
 }
 

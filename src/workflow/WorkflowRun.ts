@@ -1,16 +1,31 @@
 import { randomBytes } from 'node:crypto';
 
-import { StaleLeaseError, StepJournal, type Clock, type TaskEngine, type TaskWorkContext } from '../engine/index.js';
-import type { InputRequest } from './Step.js';
+import {
+  StaleLeaseError,
+  StepJournal,
+  type Clock,
+  type InputAnswer,
+  type StandingOffer,
+  type TaskEngine,
+  type TaskWorkContext,
+} from '../engine/index.js';
+import type { ElicitOutcome, InputRequest } from './Step.js';
 
 /** The part of the engine a workflow run uses. */
-export type WorkflowEngine = Pick<TaskEngine, 'store' | 'clock' | 'park'>;
+export type WorkflowEngine = Pick<TaskEngine, 'store' | 'clock' | 'park' | 'offer' | 'consumeOffer'>;
 
 /** Where a run stopped: until a time, and/or until the question of step `stepName` is answered. */
 export interface Suspension {
   wakeAt?: number;
   request?: InputRequest;
   stepName?: string;
+  /** A sleep: an answer to an offer ends it. */
+  sleep?: boolean;
+}
+
+/** What a step sees of the requestor's answer: its result, or its JSON-RPC error as an `error` outcome. */
+export function answerResponse(answer: InputAnswer): ElicitOutcome {
+  return 'result' in answer ? answer.result : { outcome: 'error', error: answer.error };
 }
 
 /** Thrown through the handler when the run suspends or is superseded; the handler must let it pass. */
@@ -85,11 +100,12 @@ export class WorkflowRun {
   async park(): Promise<void> {
     const suspension = this.suspension;
     if (!suspension || this.superseded) return;
-    const { wakeAt, request, stepName } = suspension;
+    const { wakeAt, request, stepName, sleep } = suspension;
     try {
       await this.engine.park(this.taskId, this.context.task.attempts, {
         ...(wakeAt !== undefined && { wakeAt }),
         ...(request && { requests: [request] }),
+        ...(sleep && { endsOnOfferAnswer: true }),
         metaFor: (keys) => ({ [INPUTS_META]: keys[0] && stepName ? { [keys[0]]: stepName } : {} }),
       });
     } catch (error) {
@@ -99,6 +115,22 @@ export class WorkflowRun {
 
   close(): void {
     runs.delete(this.token);
+  }
+
+  /** Registers the offer `key` on the task record (once; the journal row is written first). */
+  async offer(key: string, request: InputRequest): Promise<void> {
+    if (this.context.task.offers?.[key]) return;
+    await this.engine.offer(this.taskId, this.context.task.attempts, key, request).catch((error) => this.stale(error));
+  }
+
+  /** The task's offers as stored now (answers arrive while the run goes on). */
+  async offers(): Promise<Record<string, StandingOffer>> {
+    return (await this.engine.store.get(this.taskId))?.offers ?? {};
+  }
+
+  /** Drops the answer to `key` from the record once a journaled check consumed it. */
+  async consumeOffer(key: string): Promise<void> {
+    await this.engine.consumeOffer(this.taskId, this.context.task.attempts, key).catch((error) => this.stale(error));
   }
 
   private async open(): Promise<StepJournal> {
@@ -113,8 +145,11 @@ export class WorkflowRun {
     for (const [key, stepName] of Object.entries(inputs)) {
       const answer = task.inputAnswers[key];
       if (answer === undefined || typeof stepName !== 'string') continue;
-      const response = 'result' in answer ? answer.result : { outcome: 'error', error: answer.error };
-      await journal.answerElicit(stepName, response);
+      await journal.answerElicit(stepName, answerResponse(answer));
+    }
+    // A consumed answer still on the record (the run stopped between the two writes) would cut every sleep short.
+    for (const [key, offer] of Object.entries(task.offers ?? {})) {
+      if (offer.answer !== undefined && journal.consumed(key)) await this.consumeOffer(key);
     }
     return journal;
   }

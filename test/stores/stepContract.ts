@@ -101,7 +101,7 @@ export function stepContract(name: string, harness: JournalHarness): void {
       });
       const replay = await StepJournal.open(journal, taskId, 2);
       expect(replay.kindOf('stop')).toBe('offer');
-      expect(replay.hasOffers).toBe(true);
+      expect(replay.offerCount).toBe(1);
       expect(replay.checked('check-0')).toEqual({ state: 'unanswered' });
       expect(replay.consumed('stop')).toBe(false);
       await replay.endSleep('pause-1');

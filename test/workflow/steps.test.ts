@@ -253,6 +253,120 @@ describe('the journaled step API on the engine', () => {
   });
 });
 
+describe('standing offers of the step API', () => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+  const STOP = { method: 'elicitation/create', params: { message: 'Stop?' } };
+  const YES = { result: { action: 'accept', content: { stop: true } } };
+
+  async function run(handler: WorkflowHandler<Record<string, unknown>>) {
+    const store = new SqliteStore({ path: join(tempDir(), 'offers.db') });
+    const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 200 });
+    const executor = new InProcessExecutor({ engine, work: journaledWork(engine, toolWork(handler)) });
+    engine.setExecutor(executor);
+    await engine.start();
+    cleanups.push(async () => {
+      await executor.close();
+      await engine.close();
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    const done = () => waitFor(engine, task.taskId, (record) => record.terminalAt !== undefined);
+    return { engine, taskId: task.taskId, done };
+  }
+
+  it('keeps the task working; an answer cuts a parked sleep short, is consumed once and replays as journaled', async () => {
+    const runs: number[] = [];
+    const started = Date.now();
+    const { engine, taskId, done } = await run(async (_args, step) => {
+      runs.push(Date.now());
+      // A replay's offer finds the first one; within one run the key is taken.
+      await step.offer('stop', runs.length === 1 ? STOP : { method: 'elicitation/create', params: { message: 'x' } });
+      await expect(step.offer('stop', STOP)).rejects.toThrow(/already used/);
+      const before = await step.checkInput('check-0', 'stop');
+      await step.sleep('pause', 60_000);
+      const after = await step.checkInput('check-1', 'stop');
+      const again = await step.checkInput('check-2', 'stop');
+      return { content: [], structuredContent: { before, after, again } };
+    });
+    const parked = await waitFor(engine, taskId, (record) => record.suspended === true);
+    expect(parked.status).toBe('working');
+    expect(parked.inputRequests).toEqual({});
+    expect(parked.offers?.['stop']).toMatchObject({ method: 'elicitation/create', params: { message: 'Stop?' } });
+    expect(await engine.answerInput('o', taskId, { stop: YES })).toEqual({ accepted: ['stop'] });
+    // The first answer wins; another owner's answer is refused like a missing task.
+    expect(await engine.answerInput('o', taskId, { stop: { result: { action: 'decline' } } })).toEqual({
+      accepted: [],
+    });
+    await expect(engine.answerInput('intruder', taskId, { stop: YES })).rejects.toThrow(/not found/i);
+    const final = await done();
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(runs).toHaveLength(2);
+    expect((final.outcome as { result: Record<string, unknown> }).result['structuredContent']).toEqual({
+      before: { state: 'unanswered' },
+      after: { state: 'answered', response: { action: 'accept', content: { stop: true } } },
+      again: { state: 'unanswered' },
+    });
+    expect(final.status).toBe('completed');
+    expect(final.offers).toBeUndefined();
+  });
+
+  it('an answer while the task runs makes the next sleep complete at once', async () => {
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { engine, taskId, done } = await run(async (_args, step) => {
+      await step.offer('stop', STOP);
+      await step.do('work', () => gate);
+      await step.sleep('pause', 60_000);
+      return { content: [], structuredContent: { check: await step.checkInput('check', 'stop') } };
+    });
+    await waitFor(engine, taskId, (record) => record.offers?.['stop'] !== undefined);
+    expect(await engine.answerInput('o', taskId, { stop: YES })).toEqual({ accepted: ['stop'] });
+    release();
+    const final = await done();
+    expect((final.outcome as { result: Record<string, unknown> }).result['structuredContent']).toEqual({
+      check: { state: 'answered', response: { action: 'accept', content: { stop: true } } },
+    });
+  });
+
+  it("refuses a check of a key that is not an offer, and an offer under a question's key", async () => {
+    const unknown = await run(async (_args, step) => {
+      await step.checkInput('check', 'never-offered');
+      return { content: [] };
+    });
+    const failed = await unknown.done();
+    expect(JSON.stringify(failed.outcome)).toContain('UnknownOfferError');
+
+    let runs = 0;
+    const clash = await run(async (_args, step) => {
+      // The first run asks under `q`; the next (after the answer) offers under the same key.
+      if (runs++ === 0) await step.elicit('q', STOP);
+      await step.offer('q', STOP);
+      return { content: [] };
+    });
+    await waitFor(clash.engine, clash.taskId, (record) => record.status === 'input_required');
+    const [key] = Object.keys((await clash.engine.get('o', clash.taskId)).inputRequests);
+    await clash.engine.answerInput('o', clash.taskId, { [key as string]: YES });
+    expect(JSON.stringify((await clash.done()).outcome)).toContain('DuplicateStepError');
+  });
+
+  it('on a plain call an offer is never answered and a check finds nothing', async () => {
+    const tool = withSteps<Record<string, unknown>>(async (_args, step) => {
+      await step.offer('stop', STOP);
+      await expect(step.offer('stop', STOP)).rejects.toThrow(/already used/);
+      await expect(step.checkInput('bad', 'other')).rejects.toThrow(/not an offer/);
+      await expect(step.offer('a:b', STOP)).rejects.toThrow(TypeError);
+      return { content: [], structuredContent: { check: await step.checkInput('check', 'stop') } };
+    });
+    const ctx = { mcpReq: { _meta: {}, signal: new AbortController().signal } };
+    expect(await tool({}, ctx as unknown as ServerContext)).toEqual({
+      content: [],
+      structuredContent: { check: { state: 'unanswered' } },
+    });
+  });
+});
+
 async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
   const start = Date.now();
   while (!(await predicate())) {
