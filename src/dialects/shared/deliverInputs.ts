@@ -1,4 +1,4 @@
-import type { TaskRecord } from '../../engine/index.js';
+import type { PendingInput, TaskRecord } from '../../engine/index.js';
 import { isObject } from '../../rpc/index.js';
 import type { DialectContext } from './DialectContext.js';
 import { inputRequestId } from './inputRequestId.js';
@@ -6,7 +6,8 @@ import { inputRequestId } from './inputRequestId.js';
 /**
  * Sends the task's outstanding input requests to the requestor on the current request's stream, each once per
  * connection while it is in flight, carrying the task it belongs to under `relatedTaskKey` (the generations spell the
- * key differently). Records what it sent in `delivered`, for the caller to release when its request ends.
+ * key differently). Records what it sent in `delivered`, for the caller to release when its request ends. Standing
+ * offers not answered yet go the same way while the task is `working`: the response answers the offer.
  */
 export async function deliverInputs(
   record: TaskRecord,
@@ -15,7 +16,7 @@ export async function deliverInputs(
   relatedTaskKey: string,
   relatedTaskId = record.taskId,
 ): Promise<void> {
-  for (const [key, pending] of Object.entries(record.inputRequests)) {
+  for (const [key, pending] of [...Object.entries(record.inputRequests), ...openOffers(record)]) {
     const entry = `${record.taskId}:${key}`;
     if (ctx.inFlightInputs.has(entry)) continue;
     ctx.inFlightInputs.add(entry);
@@ -30,4 +31,10 @@ export async function deliverInputs(
       params,
     });
   }
+}
+
+/** Offers a requestor may still answer: none unless the task is `working` (a question or the end comes first). */
+function openOffers(record: TaskRecord): Array<[string, PendingInput]> {
+  if (record.status !== 'working') return [];
+  return Object.entries(record.offers ?? {}).filter(([, offer]) => !offer.answered);
 }
