@@ -163,4 +163,39 @@ export const FIXTURE_WORKFLOW_TOOLS: Record<string, FixtureTool> = {
       };
     }),
   },
+  offered_input: {
+    description:
+      'Offers the standing input "stop" (boolean `stop`), then runs up to `rounds` rounds of a journaled step, a ' +
+      'durable sleep of `roundMs` and a check of the offer; stops early once answered with stop=true. Answer it with ' +
+      'tasks/update `inputResponses.stop` (2026 extension) or the elicitation sent on tasks/result.',
+    inputSchema: object(
+      { rounds: { type: 'integer', minimum: 0 }, roundMs: { type: 'integer', minimum: 0 }, label: { type: 'string' } },
+      ['rounds'],
+    ),
+    policy: WORKFLOW_POLICY,
+    run: withSteps(async (args: FixtureArgs, step) => {
+      const label = String(args['label'] ?? '');
+      const rounds = int(args, 'rounds', 3, 1000);
+      const roundMs = int(args, 'roundMs', 1000, 24 * 60 * 60 * 1000);
+      await step.offer('stop', {
+        method: 'elicitation/create',
+        params: { message: `Stop ${label}?`, requestedSchema: object({ stop: { type: 'boolean' } }, ['stop']) },
+      });
+      let completed = 0;
+      let stoppedEarly = false;
+      for (let round = 0; round < rounds && !stoppedEarly; round++) {
+        await step.do(`round-${round}`, () => logRun(step, `round-${round}`));
+        await step.sleep(`pause-${round}`, roundMs);
+        completed += 1;
+        const check = await step.checkInput(`check-${round}`, 'stop');
+        const content = check.state === 'answered' ? (check.response['content'] as Record<string, unknown>) : undefined;
+        stoppedEarly =
+          check.state === 'answered' && check.response['action'] === 'accept' && content?.['stop'] === true;
+      }
+      return {
+        content: [{ type: 'text', text: `${label}: ${completed} rounds${stoppedEarly ? ', stopped early' : ''}` }],
+        structuredContent: { rounds: completed, stoppedEarly },
+      };
+    }),
+  },
 };

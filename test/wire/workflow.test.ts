@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
 import { logged } from '../helpers/stepLog.js';
-import { tempDir } from '../helpers/tmp.js';
+import { WORKFLOW_STORES, kill9, onFixture, workflowEnvironment } from '../helpers/workflowWire.js';
 
 type Json = Record<string, unknown>;
 
@@ -94,49 +93,22 @@ const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> =
   },
 };
 
-const STORES: Array<[string, string | undefined]> = [
-  ['SQLite', 'sqlite'],
-  ['PostgreSQL', process.env['MCP_TASKS_TEST_POSTGRES_URL']],
-  ['Redis', process.env['MCP_TASKS_TEST_REDIS_URL']],
-];
-
-async function kill9(fixture: HttpFixture): Promise<void> {
-  const exited = new Promise((resolve) => fixture.child.once('exit', resolve));
-  fixture.child.kill('SIGKILL');
-  await exited;
-}
-
-for (const [storeName, spec] of STORES) {
+for (const [storeName, spec] of WORKFLOW_STORES) {
   const suite = spec ? describe : describe.skip;
   suite(`durable workflow tools over HTTP on ${storeName}`, () => {
-    const environment = () => {
-      const dir = tempDir();
-      return {
-        MCP_TASKS_STORE: spec === 'sqlite' ? join(dir, 'workflow.db') : (spec as string),
-        MCP_TASKS_STEP_LOG: join(dir, 'steps.log'),
-        MCP_TASKS_LEASE_MS: '500',
-      };
-    };
+    const environment = () => workflowEnvironment(spec as string);
 
     for (const [generation, connect] of Object.entries(GENERATIONS)) {
       /** Runs `body` against one fixture server on the store. */
-      const onServer = async (env: Json, body: (wire: TaskWire) => Promise<void>) => {
-        const fixture = await HttpFixture.start({ env: env as Record<string, string> });
-        try {
-          const wire = await connect(fixture);
-          await body(wire);
-          await wire.close();
-        } finally {
-          await fixture.close();
-        }
-      };
+      const onServer = (env: Record<string, string>, body: (wire: TaskWire) => Promise<void>) =>
+        onFixture(env, connect, body);
       /** `before` on a first server, kill -9 of it, then `after` on a second server on the same store. */
       const acrossKill = async <T>(
-        env: Json,
+        env: Record<string, string>,
         before: (wire: TaskWire) => Promise<T>,
         after: (wire: TaskWire, value: T) => Promise<void>,
       ) => {
-        const first = await HttpFixture.start({ env: env as Record<string, string> });
+        const first = await HttpFixture.start({ env });
         const value = await before(await connect(first));
         await kill9(first);
         await onServer(env, (wire) => after(wire, value));
