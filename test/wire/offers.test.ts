@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
 
 import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
@@ -6,6 +8,8 @@ import { WORKFLOW_STORES, kill9, onFixture, workflowEnvironment } from '../helpe
 
 type Json = Record<string, unknown>;
 
+const SEP_TASK = 'modelcontextprotocol.io/task';
+const SEP_RELATED = 'modelcontextprotocol.io/related-task';
 const TOKENS = 'token-a:alice,token-b:bob';
 const ALICE = { authorization: 'Bearer token-a' };
 const BOB = { authorization: 'Bearer token-b' };
@@ -193,5 +197,46 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
         });
       });
     }
+
+    it('SEP-1686: the offer arrives on the original request’s stream and its response stops the loop early', async () => {
+      const env = environment();
+      const fixture = await HttpFixture.start({ env });
+      const peer = await fixture.peer(ALICE);
+      try {
+        await peer.initialize();
+        await peer.openNotificationStream();
+        const offered: Message[] = [];
+        let answer: (() => void) | undefined;
+        peer.onServerRequest = (request) => {
+          offered.push(request);
+          return new Promise((resolve) => (answer = () => resolve(stopAnswer(true))));
+        };
+        const taskId = randomUUID();
+        const started = Date.now();
+        const done = peer.request('tools/call', {
+          name: 'offered_input',
+          arguments: { rounds: 3, roundMs: 10_000, label: 'sep' },
+          _meta: { [SEP_TASK]: { taskId } },
+        });
+        await eventually(() => offered.length === 1);
+        expect(offered[0]?.method).toBe('elicitation/create');
+        const params = offered[0]?.params as Json;
+        expect(params['message']).toBe('Stop sep?');
+        expect((params['_meta'] as Json)[SEP_RELATED]).toEqual({ taskId });
+        // Into the first ten-second sleep (the step log is keyed by the engine's id, not the requestor's).
+        await pause(800);
+        const task = await peer.request('tasks/get', { taskId, _meta: { [SEP_RELATED]: { taskId } } });
+        expect(task.result?.['status']).toBe('working');
+        answer?.();
+        const response = await done;
+        expect(response.result?.['structuredContent']).toEqual({ rounds: 1, stoppedEarly: true });
+        expect(Date.now() - started).toBeLessThan(9000);
+        expect(offered).toHaveLength(1);
+      } finally {
+        peer.onServerRequest = undefined;
+        await peer.close();
+        await fixture.close();
+      }
+    });
   });
 }
