@@ -10,6 +10,12 @@ export interface ReceivedSpan {
   kind?: number;
   attributes: Record<string, unknown>;
   service: unknown;
+  /** Epoch milliseconds, from the exported nanoseconds. */
+  startMs: number;
+  endMs: number;
+  /** The status code (0 unset, 1 ok, 2 error) and message. */
+  status: { code: number; message?: string };
+  events: { name: string; attributes: Record<string, unknown> }[];
 }
 
 interface OtlpValue {
@@ -29,6 +35,10 @@ interface OtlpSpan {
   name: string;
   kind?: number;
   attributes?: OtlpAttribute[];
+  startTimeUnixNano: string | number;
+  endTimeUnixNano: string | number;
+  status?: { code?: number; message?: string };
+  events?: { name: string; attributes?: OtlpAttribute[] }[];
 }
 interface OtlpExport {
   resourceSpans?: {
@@ -92,6 +102,13 @@ export class OtlpReceiver {
             ...(span.kind !== undefined && { kind: span.kind }),
             attributes: attributesOf(span.attributes),
             service,
+            startMs: Number(BigInt(span.startTimeUnixNano) / 1000n) / 1000,
+            endMs: Number(BigInt(span.endTimeUnixNano) / 1000n) / 1000,
+            status: { code: span.status?.code ?? 0, ...(span.status?.message && { message: span.status.message }) },
+            events: (span.events ?? []).map((event) => ({
+              name: event.name,
+              attributes: attributesOf(event.attributes),
+            })),
           });
         }
       }
