@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { decodeTraceRequest } from './otlpProtobuf.js';
+
 /** One span as OTLP/JSON carries it (ids in hex). */
 export interface ReceivedSpan {
   traceId: string;
@@ -56,25 +58,39 @@ function attributesOf(list: OtlpAttribute[] | undefined): Record<string, unknown
   );
 }
 
-/** An OTLP/HTTP trace receiver (JSON encoding) on 127.0.0.1: what the SDK of each process exports lands here. */
+/**
+ * An OTLP/HTTP trace receiver on 127.0.0.1, JSON (`application/json`) or protobuf (`application/x-protobuf`)
+ * encoding: what the SDK of each process exports lands here.
+ */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** The content type of each export received. */
+  readonly encodings: string[] = [];
 
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<OtlpReceiver> {
     const receiver: OtlpReceiver = new OtlpReceiver(
       createServer((request, response) => {
-        let body = '';
-        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
         request.on('end', () => {
+          const body = Buffer.concat(chunks);
           if (request.method !== 'POST' || request.url !== '/v1/traces') {
             response.writeHead(404).end();
             return;
           }
           try {
-            receiver.accept(JSON.parse(body) as OtlpExport);
-            response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+            const type = request.headers['content-type'] ?? '';
+            receiver.encodings.push(type);
+            if (type.startsWith('application/x-protobuf')) {
+              receiver.accept(decodeTraceRequest(body));
+              // An empty ExportTraceServiceResponse.
+              response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+            } else {
+              receiver.accept(JSON.parse(body.toString()) as OtlpExport);
+              response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+            }
           } catch {
             response.writeHead(400).end();
           }
