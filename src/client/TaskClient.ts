@@ -90,6 +90,7 @@ export class TaskClient {
         arguments: args,
         asTask,
         ...(ttlMs !== undefined && { ttlMs }),
+        ...(options.meta !== undefined && { meta: options.meta }),
         signal: abort.signal,
         progressToken,
       });

@@ -50,6 +50,8 @@ export interface CallToolOptions {
   ttlMs?: number;
   /** Start following the call at once (default). `false` leaves polling to whoever calls `outcome()` later. */
   follow?: boolean;
+  /** More `params._meta` to send with the call, e.g. the W3C `traceparent`/`tracestate` of the caller's trace. */
+  meta?: Record<string, unknown>;
 }
 
 export interface TaskList {

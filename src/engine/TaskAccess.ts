@@ -3,6 +3,7 @@ import type { EngineLogger, TaskLifecycleEvent } from './EngineHooks.js';
 import { inScope, type OwnerScope } from './OwnerScope.js';
 import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from './TaskError.js';
 import type { TaskRecord } from './TaskRecord.js';
+import { isTerminal } from './TaskStatus.js';
 import type { TaskStore } from './TaskStore.js';
 import { isExpired } from './transitions.js';
 import type { TimelineRecorder } from './TimelineRecorder.js';
@@ -25,6 +26,8 @@ export class TaskAccess {
     private readonly onLifecycle: ((event: TaskLifecycleEvent) => void) | undefined,
     /** Every stored write's (previous, next) pair goes here, right after the compare-and-set won. */
     readonly timelines: TimelineRecorder,
+    /** Called with each record this process moved to a terminal status (the task span ends there). */
+    private readonly onSettled: (record: TaskRecord) => void = () => {},
   ) {}
 
   /** Runs a store operation; a failure that is not one of ours reads as the store being unavailable. */
@@ -74,6 +77,7 @@ export class TaskAccess {
       };
       if (await this.guard(() => this.store.replace(next, current.version))) {
         await this.timelines.record(current, next);
+        if (!isTerminal(current.status) && isTerminal(next.status)) this.onSettled(next);
         await this.publish(taskId);
         return { record: next, changed: true };
       }

@@ -14,8 +14,8 @@ import type { Executor } from './Executor.js';
 import { stableJson } from './stableJson.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskConflictError } from './TaskError.js';
-import { traceTaskCreation } from './taskTracing.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from './TaskRecord.js';
+import type { TaskSpans } from './TaskSpans.js';
 import type { InsertResult, OwnerLimits } from './TaskStore.js';
 import { isExpired } from './transitions.js';
 
@@ -49,6 +49,7 @@ export class TaskCreation {
     private readonly logger: EngineLogger,
     private readonly limits: EngineLimits,
     private readonly leaseMs: number,
+    private readonly spans: TaskSpans,
     private readonly executor: () => Executor | undefined,
     /** Sweeps expired tasks; a stored-task refusal runs it once, as expired tasks count until swept. */
     private readonly sweep: () => Promise<number>,
@@ -89,7 +90,8 @@ export class TaskCreation {
     const executor = this.executor();
     const leases = executor?.leasesOnCreate ?? false;
     const record = this.newRecord(input, now);
-    traceTaskCreation(record);
+    // A refused creation's span is dropped unended, so it is never exported.
+    const span = this.spans.begin(record);
     if (leases && executor) {
       record.runner = executor.runnerId;
       record.leaseUntil = now + this.leaseMs;
@@ -113,6 +115,7 @@ export class TaskCreation {
       return this.createNow(input);
     }
     await this.access.timelines.record(undefined, record);
+    this.spans.hold(record, span);
     this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
     this.access.emit({ type: 'created', task: record });
     if (run && leases) await executor?.submit(record);

@@ -20,7 +20,9 @@ import {
   type TaskOutcome,
   type TaskRecord,
 } from './TaskRecord.js';
+import { TaskSpans } from './TaskSpans.js';
 import type { TaskStore } from './TaskStore.js';
+import { releaseSpanHolder } from './taskTracing.js';
 import type { TimelineEntry } from './TaskTimeline.js';
 import { TaskWaiting } from './TaskWaiting.js';
 import { TimelineRecorder } from './TimelineRecorder.js';
@@ -45,6 +47,7 @@ export class TaskEngine implements EngineHandle {
   private readonly creation: TaskCreation;
   private readonly waiting: TaskWaiting;
   private readonly maintenance: TaskMaintenance;
+  private readonly spans: TaskSpans;
   private started = false;
 
   constructor(options: TaskEngineOptions) {
@@ -56,8 +59,18 @@ export class TaskEngine implements EngineHandle {
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
     this.logger = options.logger ?? silentLogger;
     const timelines = new TimelineRecorder(this.store, this.limits.timelineEntries, this.logger);
-    this.access = new TaskAccess(this.store, this.clock, this.logger, options.onLifecycle, timelines);
+    this.access = new TaskAccess(this.store, this.clock, this.logger, options.onLifecycle, timelines, (record) =>
+      this.spans.settled(record),
+    );
     this.waiting = new TaskWaiting(this.access, this.clock, this.logger, options.recheckIntervalMs ?? 5_000);
+    this.spans = new TaskSpans(
+      {
+        observe: (taskId, listener) => this.waiting.observe(taskId, listener),
+        release: (taskId, holder) => this.releaseSpan(taskId, holder),
+      },
+      () => (this.executor?.leasesOnCreate ? this.executor.runnerId : undefined),
+      this.logger,
+    );
     const handover: RunHandover = {
       lease: (now) => this.leaseOnHandover(now),
       submit: async (record) => this.executor?.submit(record),
@@ -75,6 +88,7 @@ export class TaskEngine implements EngineHandle {
       this.logger,
       this.limits,
       this.leaseMs,
+      this.spans,
       () => this.executor,
       () => this.sweep(),
     );
@@ -98,6 +112,7 @@ export class TaskEngine implements EngineHandle {
 
   async close(): Promise<void> {
     this.maintenance.stop();
+    if (this.started) await this.spans.close();
     this.started = false;
     await this.store.close();
   }
@@ -398,6 +413,16 @@ export class TaskEngine implements EngineHandle {
       return result?.record ?? null;
     });
     return keys;
+  }
+
+  /** Stores that `holder` let the task's span go; the record now stored (undefined once gone). */
+  private async releaseSpan(taskId: string, holder: string): Promise<TaskRecord | undefined> {
+    try {
+      return (await this.update(taskId, (record) => releaseSpanHolder(record, holder))).record;
+    } catch (error) {
+      if (error instanceof TaskNotFoundError) return undefined;
+      throw error;
+    }
   }
 
   /** The lease a task gets when handed to an executor that leases on hand-over (in-process); none for a queue. */

@@ -5,6 +5,7 @@ import type { WakeEntry } from './StepJournalStore.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskNotFoundError } from './TaskError.js';
 import type { TaskRecord } from './TaskRecord.js';
+import { releaseSpanHolder } from './taskTracing.js';
 import { recover, wake, wakeIsStale, type LeaseGrant } from './transitions.js';
 import { WakeScheduler } from './WakeScheduler.js';
 
@@ -85,7 +86,8 @@ export class TaskMaintenance {
       try {
         const { record: next, changed } = await this.access.update(found.taskId, (record) => {
           const now = this.clock.now();
-          return recover(record, decision, now, this.handover.lease(now));
+          // An in-process runner that lost its lease created the task: its span died with it (TaskSpans).
+          return recover(releaseSpanHolder(record, record.runner) ?? record, decision, now, this.handover.lease(now));
         });
         if (!changed) continue;
         this.access.emit({ type: 'recovered', task: next, action: decision.action });

@@ -20,6 +20,6 @@ export * from './TaskRecord.js';
 export * from './TaskRunner.js';
 export * from './TaskStatus.js';
 export * from './TaskStore.js';
-export { RunSpan, TRACE_CONTEXT_META } from './taskTracing.js';
+export { RunSpan, StepSpan, stepEvent, TRACE_CONTEXT_META } from './taskTracing.js';
 export * from './TaskTimeline.js';
 export * from './WakeScheduler.js';

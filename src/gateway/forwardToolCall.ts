@@ -10,6 +10,7 @@ import type { RpcError } from './passthrough.js';
 import type { GatewayToolSettings } from './toolPolicies.js';
 import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
 import { ConcurrencyGate } from './ConcurrencyGate.js';
+import { traceMeta } from './traceMeta.js';
 import { ErrorCodes } from '../protocol/index.js';
 
 export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: RpcError };
@@ -102,7 +103,9 @@ async function forwardOnce(
   }
   const unregister = upstream.register({ requestInput: (request) => answerInput(hooks, request) });
   try {
-    const result = await upstream.request('tools/call', params, {
+    const meta = traceMeta();
+    const sent = Object.keys(meta).length > 0 ? { ...params, _meta: meta } : params;
+    const result = await upstream.request('tools/call', sent, {
       signal: hooks.signal,
       ...(hooks.onProgress && { onProgress: hooks.onProgress }),
     });
@@ -136,7 +139,11 @@ async function followUpstreamTask(
   try {
     handle = resume
       ? await session.client.attach(resume.taskId, { follow: false })
-      : await session.client.callTool(params.name, params.arguments ?? {}, { mode: 'task', follow: false });
+      : await session.client.callTool(params.name, params.arguments ?? {}, {
+          mode: 'task',
+          follow: false,
+          meta: traceMeta(),
+        });
   } catch (error) {
     session.release();
     if (resume && error instanceof TaskNotFoundError)

@@ -1,4 +1,4 @@
-import { MAX_OFFERS_PER_TASK, StaleLeaseError } from '../engine/index.js';
+import { MAX_OFFERS_PER_TASK, StaleLeaseError, StepSpan, stepEvent, type StepJournal } from '../engine/index.js';
 import { parseDuration } from './parseDuration.js';
 import type { ElicitOutcome, InputCheck, InputRequest, Step, StepConfig } from './Step.js';
 import {
@@ -56,21 +56,42 @@ export class JournaledStep implements Step {
     const { config, fn } = stepArgs(configOrFn, maybeFn);
     const journal = await this.enter(name);
     const begin = journal.beginStep(name);
+    if (begin.state !== 'run') {
+      // A step replayed from the journal costs an event on the run span, not a span of its own.
+      stepEvent('mcp.task.step.replayed', { 'mcp.task.step.name': name, 'mcp.task.step.state': begin.state });
+    }
     if (begin.state === 'completed') return begin.value as T;
     if (begin.state === 'failed') throw reviveError(begin.error);
     if (begin.state === 'waiting') return this.suspend({ wakeAt: begin.wakeAt });
     if (journal.size >= MAX_STEPS_PER_TASK) {
       throw new StepResultError(name, `the task already has ${MAX_STEPS_PER_TASK} steps`);
     }
+    const span = new StepSpan(name, begin.attempt);
+    try {
+      return await span.within(() => this.runStep(name, config, fn, journal, begin.attempt, span));
+    } finally {
+      span.end();
+    }
+  }
+
+  private async runStep<T>(
+    name: string,
+    config: StepConfig,
+    fn: StepClosure<T>,
+    journal: StepJournal,
+    attempt: number,
+    span: StepSpan,
+  ): Promise<T> {
     let value: unknown;
     try {
-      const result = await runStepClosure(name, fn, begin.attempt, this.signal, this.closureTimeout(config.timeoutMs));
+      const result = await runStepClosure(name, fn, attempt, this.signal, this.closureTimeout(config.timeoutMs));
       value = this.checked(name, result);
     } catch (error) {
       if (this.signal.aborted || error instanceof StaleLeaseError) throw error;
       const policy = { ...DEFAULT_RETRIES, ...config.retries };
-      const terminal = isNonRetryable(error) || begin.attempt > policy.limit;
-      const retryAtMs = this.run.clock.now() + backoffDelay(begin.attempt, policy);
+      const terminal = isNonRetryable(error) || attempt > policy.limit;
+      span.fail(error, !terminal);
+      const retryAtMs = this.run.clock.now() + backoffDelay(attempt, policy);
       const written = await journal.failStep(name, serializeError(error), terminal ? { terminal } : { retryAtMs });
       if (!written) this.run.stale(new StaleLeaseError(this.taskId, `step "${name}" was refused`));
       if (terminal) throw error;
@@ -97,6 +118,10 @@ export class JournaledStep implements Step {
       // An answer to an offer wakes the task: the sleep ends now, for good.
       return journal.endSleep(name).catch((error) => this.run.stale(error));
     }
+    stepEvent('mcp.task.sleep', {
+      'mcp.task.step.name': name,
+      'mcp.task.wake_at': new Date(state.wakeAt).toISOString(),
+    });
     this.suspend({ wakeAt: state.wakeAt, sleep: true });
   }
 
@@ -106,6 +131,7 @@ export class JournaledStep implements Step {
     const state = await journal.recordElicit(name, request, deadline).catch((error) => this.run.stale(error));
     if (state.state === 'answered') return state.response as ElicitOutcome;
     if (state.state === 'timed_out') return { outcome: 'timed_out' };
+    stepEvent('mcp.task.elicit', { 'mcp.task.step.name': name });
     return this.suspend({
       request: state.request as InputRequest,
       stepName: name,

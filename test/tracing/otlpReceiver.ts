@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { decodeTraceRequest } from './otlpProtobuf.js';
+
 /** One span as OTLP/JSON carries it (ids in hex). */
 export interface ReceivedSpan {
   traceId: string;
@@ -10,6 +12,12 @@ export interface ReceivedSpan {
   kind?: number;
   attributes: Record<string, unknown>;
   service: unknown;
+  /** Epoch milliseconds, from the exported nanoseconds. */
+  startMs: number;
+  endMs: number;
+  /** The status code (0 unset, 1 ok, 2 error) and message. */
+  status: { code: number; message?: string };
+  events: { name: string; attributes: Record<string, unknown> }[];
 }
 
 interface OtlpValue {
@@ -29,6 +37,10 @@ interface OtlpSpan {
   name: string;
   kind?: number;
   attributes?: OtlpAttribute[];
+  startTimeUnixNano: string | number;
+  endTimeUnixNano: string | number;
+  status?: { code?: number; message?: string };
+  events?: { name: string; attributes?: OtlpAttribute[] }[];
 }
 interface OtlpExport {
   resourceSpans?: {
@@ -46,25 +58,39 @@ function attributesOf(list: OtlpAttribute[] | undefined): Record<string, unknown
   );
 }
 
-/** An OTLP/HTTP trace receiver (JSON encoding) on 127.0.0.1: what the SDK of each process exports lands here. */
+/**
+ * An OTLP/HTTP trace receiver on 127.0.0.1, JSON (`application/json`) or protobuf (`application/x-protobuf`)
+ * encoding: what the SDK of each process exports lands here.
+ */
 export class OtlpReceiver {
   readonly spans: ReceivedSpan[] = [];
+  /** The content type of each export received. */
+  readonly encodings: string[] = [];
 
   private constructor(private readonly server: Server) {}
 
   static async start(): Promise<OtlpReceiver> {
     const receiver: OtlpReceiver = new OtlpReceiver(
       createServer((request, response) => {
-        let body = '';
-        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
         request.on('end', () => {
+          const body = Buffer.concat(chunks);
           if (request.method !== 'POST' || request.url !== '/v1/traces') {
             response.writeHead(404).end();
             return;
           }
           try {
-            receiver.accept(JSON.parse(body) as OtlpExport);
-            response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+            const type = request.headers['content-type'] ?? '';
+            receiver.encodings.push(type);
+            if (type.startsWith('application/x-protobuf')) {
+              receiver.accept(decodeTraceRequest(body));
+              // An empty ExportTraceServiceResponse.
+              response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+            } else {
+              receiver.accept(JSON.parse(body.toString()) as OtlpExport);
+              response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+            }
           } catch {
             response.writeHead(400).end();
           }
@@ -92,6 +118,13 @@ export class OtlpReceiver {
             ...(span.kind !== undefined && { kind: span.kind }),
             attributes: attributesOf(span.attributes),
             service,
+            startMs: Number(BigInt(span.startTimeUnixNano) / 1000n) / 1000,
+            endMs: Number(BigInt(span.endTimeUnixNano) / 1000n) / 1000,
+            status: { code: span.status?.code ?? 0, ...(span.status?.message && { message: span.status.message }) },
+            events: (span.events ?? []).map((event) => ({
+              name: event.name,
+              attributes: attributesOf(event.attributes),
+            })),
           });
         }
       }

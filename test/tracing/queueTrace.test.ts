@@ -72,12 +72,12 @@ if (redisUrl && postgresUrl) {
       await receiver?.close();
     });
 
+    /** The trace once the task span (ended by the server when it learns of the worker's outcome) has arrived. */
     async function traceOf(traceId: string, taskId: string): Promise<ReceivedSpan[]> {
       const spans = () => receiver.spans.filter((span) => span.traceId === traceId);
-      await eventually(
-        () => spans().some((span) => span.name === 'mcp.task.run' && span.attributes['mcp.task.id'] === taskId),
-        20_000,
-      ).catch((error: unknown) => {
+      const has = (name: string) =>
+        spans().some((span) => span.name.startsWith(name) && span.attributes['mcp.task.id'] === taskId);
+      await eventually(() => has('mcp.task.run') && has('mcp.task '), 20_000).catch((error: unknown) => {
         throw new Error(`${String(error)}: received ${JSON.stringify(receiver.spans)}; worker: ${workerOutput}`);
       });
       return spans();
@@ -91,15 +91,20 @@ if (redisUrl && postgresUrl) {
       expect(request?.attributes['mcp.method.name']).toBe('tools/call');
       const task = spans.find((span) => span.name === 'mcp.task generate_report');
       expect(task?.parentSpanId).toBe(request?.spanId);
+      expect(task?.service).toBe('server');
       expect(task?.attributes).toMatchObject({
         'mcp.task.id': taskId,
         'mcp.method.name': 'tools/call',
         'gen_ai.tool.name': 'generate_report',
+        'mcp.task.status': 'completed',
       });
       const run = spans.find((span) => span.name === 'mcp.task.run');
       expect(run?.parentSpanId).toBe(task?.spanId);
       expect(run?.service).toBe('worker');
       expect(run?.attributes).toMatchObject({ 'mcp.task.id': taskId, 'mcp.task.run.outcome': 'finished' });
+      // The server's task span covers the worker's run: it ends when the server learns of the stored outcome.
+      expect(task?.startMs).toBeLessThanOrEqual(run?.startMs ?? 0);
+      expect(task?.endMs).toBeGreaterThan(run?.startMs ?? Infinity);
     }
 
     it('links the task to the caller’s traceparent header', async () => {
@@ -126,6 +131,34 @@ if (redisUrl && postgresUrl) {
       const taskId = (created.result?.['task'] as { taskId: string }).taskId;
       await peer.request('tasks/result', { taskId });
       expectOneTrace(await traceOf(traceId, taskId), callerSpanId, taskId);
+    });
+
+    it('puts the worker’s step spans under its run span, in the task span the server ends', async () => {
+      const [traceId, callerSpanId] = [hex(16), hex(8)];
+      const created = await peer.request('tools/call', {
+        name: 'journaled_steps',
+        arguments: { steps: 2, stepMs: 50 },
+        task: {},
+        _meta: { traceparent: `00-${traceId}-${callerSpanId}-01` },
+      });
+      const taskId = (created.result?.['task'] as { taskId: string }).taskId;
+      await peer.request('tasks/result', { taskId });
+      const spans = await traceOf(traceId, taskId);
+      const request = spans.find((span) => span.name === 'tools/call journaled_steps');
+      expect(request?.parentSpanId).toBe(callerSpanId);
+      const task = spans.find((span) => span.name === 'mcp.task journaled_steps');
+      expect(task?.parentSpanId).toBe(request?.spanId);
+      expect(task?.attributes['mcp.task.status']).toBe('completed');
+      const run = spans.find((span) => span.name === 'mcp.task.run');
+      expect(run?.parentSpanId).toBe(task?.spanId);
+      await eventually(() => receiver.spans.filter((span) => span.parentSpanId === run?.spanId).length === 2);
+      const steps = receiver.spans.filter((span) => span.parentSpanId === run?.spanId);
+      expect(steps.map((step) => [step.name, step.service, step.attributes['mcp.task.step.name']])).toEqual([
+        ['mcp.task.step', 'worker', 'step-0'],
+        ['mcp.task.step', 'worker', 'step-1'],
+      ]);
+      const { result } = await peer.request('tasks/get', { taskId });
+      expect(task?.endMs).toBe(Date.parse((result as { lastUpdatedAt: string }).lastUpdatedAt));
     });
   });
 }

@@ -17,6 +17,8 @@ export interface StartRequest {
   signal: AbortSignal;
   /** Sent as `_meta.progressToken` where the dialect keeps progress alive for the task (not the extension, spec E16). */
   progressToken?: string;
+  /** More `params._meta` of the call (e.g. W3C `traceparent`); the dialect's own keys win. */
+  meta?: Record<string, unknown>;
 }
 
 /** The server made (or, for SEP-1686, was asked to make) a task. */

@@ -256,7 +256,9 @@ function callParams(request: StartRequest): Record<string, unknown> {
   return {
     name: request.name,
     arguments: request.arguments,
-    ...(request.progressToken !== undefined && { _meta: { progressToken: request.progressToken } }),
+    ...((request.progressToken !== undefined || request.meta !== undefined) && {
+      _meta: { ...request.meta, ...(request.progressToken !== undefined && { progressToken: request.progressToken }) },
+    }),
   };
 }
 

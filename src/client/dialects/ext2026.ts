@@ -101,7 +101,7 @@ export class Ext2026Dialect implements TaskDialect {
   }
 
   async start(request: StartRequest): Promise<StartResult> {
-    const params = { name: request.name, arguments: request.arguments };
+    const params = { name: request.name, arguments: request.arguments, ...(request.meta && { _meta: request.meta }) };
     if (!request.asTask) {
       return {
         kind: 'call',
@@ -186,7 +186,10 @@ export class Ext2026Dialect implements TaskDialect {
     for (let round = 0; round <= MAX_INPUT_ROUNDS; round++) {
       const reply = await this.context.raw.request(
         'tools/call',
-        { ...current, _meta: this.context.envelope(declare) },
+        {
+          ...current,
+          _meta: { ...(current['_meta'] as Record<string, unknown> | undefined), ...this.context.envelope(declare) },
+        },
         { signal, cancelByStream: this.context.cancelByStream },
       ).reply;
       if (!reply.ok) {

@@ -79,7 +79,10 @@ export class Sep1686Dialect implements TaskDialect {
     const params = { name: request.name, arguments: request.arguments };
     const progress = request.progressToken === undefined ? {} : { progressToken: request.progressToken };
     if (!request.asTask) {
-      return { kind: 'call', payload: this.plainCall({ ...params, _meta: progress }, request.signal) };
+      return {
+        kind: 'call',
+        payload: this.plainCall({ ...params, _meta: { ...request.meta, ...progress } }, request.signal),
+      };
     }
     const taskId = randomUUID();
     const taskMeta = { taskId, ...(request.ttlMs !== undefined && { keepAlive: request.ttlMs }) };
@@ -90,8 +93,10 @@ export class Sep1686Dialect implements TaskDialect {
         markCreated(true);
       }
     });
-    const payload = this.sendOriginal(taskId, { ...params, _meta: { [SEP_TASK_META]: taskMeta } }, () =>
-      markCreated(true),
+    const payload = this.sendOriginal(
+      taskId,
+      { ...params, _meta: { ...request.meta, [SEP_TASK_META]: taskMeta } },
+      () => markCreated(true),
     );
     void payload.finally(stopListening).catch(() => undefined);
     void created.then(stopListening);

@@ -27,9 +27,10 @@ export interface ProxyProcess {
 }
 
 /** `mcp-tasks proxy …` as a child process; resolves with the URL it prints on its first line of stdout. */
-export async function startProxyProcess(args: string[]): Promise<ProxyProcess> {
+export async function startProxyProcess(args: string[], env: Record<string, string> = {}): Promise<ProxyProcess> {
   const child = spawn(process.execPath, [CLI, 'proxy', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
   });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
