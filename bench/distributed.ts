@@ -4,22 +4,19 @@
 //   eval "$(scripts/services.sh start)"; npm run bench:distributed; scripts/services.sh stop
 // Each task is the fixture tool slow_compute {seconds: 0} run as an internal MCP call on a fresh server instance.
 // Pickup delay: from the task's creation (createdAt) to its claim by the process that runs it (startedAt), 1 ms resolution.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-import { Redis } from 'ioredis';
-import pg from 'pg';
-
-import { TaskEngine, type TaskStore } from '../src/engine/index.js';
+import { TaskEngine } from '../src/engine/index.js';
 import { InProcessExecutor, QueueExecutor } from '../src/executors/index.js';
 import { createTaskWork } from '../src/server/index.js';
-import { PostgresStore, RedisStore, SqliteStore } from '../src/stores/index.js';
+import { SqliteStore } from '../src/stores/index.js';
 import { createFixtureServer } from '../examples/conformance/fixtureTools.js';
 import { fmt, percentile } from './measure.js';
+import { deleteKeys, postgresBackend, redisBackend, startWorker, stopWorker, type Backend } from './queueBench.js';
 
 /** Saturation: tasks kept in flight (below the executors' concurrency, so none waits for a slot). */
 const IN_FLIGHT = 24;
@@ -28,7 +25,6 @@ const CONCURRENCY = 32;
 const STEADY_RATE = Number(process.env['BENCH_STEADY_RATE'] ?? 50);
 const WARMUP_MS = 1500;
 const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 6000);
-const WORKER_SCRIPT = fileURLToPath(new URL('./distributedWorker.js', import.meta.url));
 
 interface Figures {
   label: string;
@@ -124,76 +120,6 @@ async function baseline(dir: string): Promise<Figures> {
   }
 }
 
-function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [WORKER_SCRIPT], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`bench worker exited (${code})`)));
-  });
-}
-
-async function stopWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-interface Backend {
-  kind: 'postgres' | 'redis';
-  url: string;
-  scope: string;
-  open(): TaskStore;
-  dispose(): Promise<void>;
-}
-
-async function postgresBackend(url: string): Promise<Backend> {
-  const scope = `mcp_tasks_bench_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${scope}`);
-  await admin.end();
-  return {
-    kind: 'postgres',
-    url,
-    scope,
-    open: () => new PostgresStore({ connectionString: url, schema: scope }),
-    async dispose() {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${scope} CASCADE`);
-      await client.end();
-    },
-  };
-}
-
-async function redisBackend(url: string): Promise<Backend> {
-  const scope = `mcp-tasks-bench:${randomUUID().slice(0, 8)}:`;
-  return {
-    kind: 'redis',
-    url,
-    scope,
-    open: () => new RedisStore({ url, keyPrefix: scope }),
-    dispose: () => deleteKeys(url, `${scope}*`),
-  };
-}
-
-async function deleteKeys(url: string, pattern: string): Promise<void> {
-  const client = new Redis(url);
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await client.del(...keys);
-  } while (cursor !== '0');
-  await client.quit();
-}
-
 async function distributed(backend: Backend, redisUrl: string, workerCount: number): Promise<Figures> {
   const queueName = `mcp-tasks-bench-${randomUUID().slice(0, 8)}`;
   const engine = new TaskEngine({ ...ENGINE, store: backend.open() });
@@ -202,18 +128,7 @@ async function distributed(backend: Backend, redisUrl: string, workerCount: numb
   await engine.start();
   const workers: ChildProcess[] = [];
   try {
-    for (let i = 0; i < workerCount; i++) {
-      workers.push(
-        await startWorker({
-          BENCH_STORE: backend.kind,
-          BENCH_STORE_URL: backend.url,
-          BENCH_SCOPE: backend.scope,
-          BENCH_REDIS_URL: redisUrl,
-          BENCH_QUEUE: queueName,
-          BENCH_CONCURRENCY: String(CONCURRENCY),
-        }),
-      );
-    }
+    for (let i = 0; i < workerCount; i++) workers.push(await startWorker(backend, redisUrl, queueName, CONCURRENCY));
     return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount));
   } finally {
     await Promise.all(workers.map(stopWorker));

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { createMcpTasks, DEFAULT_RATE_LIMIT, guardStdin, serveHttp, type RateLimit } from 'mcp-tasks';
-import { queueExecutor } from 'mcp-tasks/worker';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';
 import { withToolEvents } from './withToolEvents.js';
@@ -51,8 +50,9 @@ const tasks = await createMcpTasks({
     ...(env('MCP_TASKS_HELD_MS') !== undefined && { holdMs: env('MCP_TASKS_HELD_MS') as number }),
   },
   engine: { ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }) },
+  // Loaded only for a queue: BullMQ's modules would add about a second to every start-up (and to crash recovery).
   ...(queued && {
-    executor: queueExecutor({
+    executor: (await import('mcp-tasks/worker')).queueExecutor({
       redisUrl: process.env['REDIS_URL'] as string,
       queueName: process.env['MCP_TASKS_QUEUE'],
     }),

@@ -5,7 +5,7 @@
 //   MCP_TASKS_QUEUE                BullMQ queue name (default mcp-tasks)
 //   MCP_TASKS_WORKER_CONCURRENCY   tasks at once (default 16)
 //   MCP_TASKS_TOOL_CONCURRENCY     per-tool concurrency limits across the workers, `tool:n,tool:n`
-//   MCP_TASKS_LEASE_MS             lease of a running task; a dead worker is noticed within about twice this
+//   MCP_TASKS_LEASE_MS             lease of a running task (default 6 s); a dead worker is noticed within 4/3 of it
 //   MCP_TASKS_SHUTDOWN_TIMEOUT_MS  how long SIGTERM lets running tasks finish before handing them back (default 30 s)
 //   MCP_TASKS_TOOL_EVENTS          a file to which every tool start, end and abort is appended as a JSON line (tests)
 // Logs are JSON lines on stderr; "fixture worker ready" once it takes jobs.

@@ -8,7 +8,7 @@ import { defaultRecoveryPolicy } from './RecoveryPolicy.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
-import type { ListResult, TaskEngineOptions } from './TaskEngineOptions.js';
+import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
 import * as offers from './offers.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
@@ -55,7 +55,7 @@ export class TaskEngine implements EngineHandle {
     this.executor = options.executor;
     this.clock = options.clock ?? systemClock;
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
-    this.leaseMs = options.leaseMs ?? 15_000;
+    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
     this.logger = options.logger ?? silentLogger;
     const timelines = new TimelineRecorder(this.store, this.limits.timelineEntries, this.logger);
@@ -78,7 +78,8 @@ export class TaskEngine implements EngineHandle {
     this.maintenance = new TaskMaintenance(this.access, this.clock, this.logger, handover, {
       leaseMs: this.leaseMs,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
-      recoveryIntervalMs: options.recoveryIntervalMs ?? this.leaseMs,
+      // A lapsed lease is found within a third of a lease, so a dead runner is noticed within 4/3 of a lease.
+      recoveryIntervalMs: options.recoveryIntervalMs ?? Math.ceil(this.leaseMs / 3),
       wakeIntervalMs: options.wakeIntervalMs ?? 1000,
       recoveryPolicy: options.recoveryPolicy ?? defaultRecoveryPolicy(),
     });

@@ -10,7 +10,7 @@ import { Cluster } from './cluster.js';
 import { core20251125 as wire } from './dialects.js';
 import { backends, redisUrl, unique } from './suites.js';
 
-/** Lease of a running task; recovery runs every lease in every process, so a dead worker is noticed within 2 leases. */
+/** Lease of a running task; recovery runs every third of a lease in every process, so a dead worker is noticed within 2 leases. */
 const LEASE_MS = 1000;
 const DETECTION_BOUND_MS = 2 * LEASE_MS;
 /** Process start, queue pickup and polling on top of the bound. */

@@ -46,8 +46,9 @@ export interface QueueWorkerOptions {
   /** Stored as the runner of the tasks this worker runs. Default: host, pid and a random suffix. */
   runnerId?: string;
   /**
-   * BullMQ's job lock. It only matters before a run starts: a job whose worker died before claiming its task is
-   * handed to another worker after the lock lapses and BullMQ's next stalled check. Default 30 s and 30 s.
+   * BullMQ's job lock (renewed every half of it) and stalled-job check. They only matter before a run starts: a job
+   * whose worker died before claiming its task is handed to another worker after the lock lapses and BullMQ's next
+   * stalled check, within 9 s with the defaults, 6 s and 3 s.
    */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
@@ -108,8 +109,8 @@ export class QueueWorker {
       name: this.runnerId,
       autorun: false,
       concurrency,
-      lockDuration: options.lockDurationMs ?? 30_000,
-      stalledInterval: options.stalledIntervalMs ?? 30_000,
+      lockDuration: options.lockDurationMs ?? 6_000,
+      stalledInterval: options.stalledIntervalMs ?? 3_000,
       maxStalledCount: options.maxStalledCount ?? 5,
     });
     const toolSlots = new ToolSlots(

@@ -1,4 +1,5 @@
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyInput } from 'jose';
+import type * as JoseModule from 'jose';
+import type { JWTPayload, JWTVerifyGetKey, KeyInput } from 'jose';
 
 import type { AuthInfoLike } from '../ServerLike.js';
 import { bearerChallenge, type BearerRefusal } from './bearerChallenge.js';
@@ -33,6 +34,13 @@ export interface BearerAuth {
 
 const DEFAULT_MAX_TOKEN_BYTES = 16_384;
 
+type Jose = typeof JoseModule;
+
+interface Verifier {
+  jose: Jose;
+  keys: JWTVerifyGetKey | KeyInput;
+}
+
 /**
  * OAuth 2.1 resource-server authentication with JWT access tokens: the signature (JWKS or static key), issuer,
  * audience and expiry are checked, and the principal is the token's `sub` (with `client_id`/`azp` as the client), so
@@ -41,8 +49,14 @@ const DEFAULT_MAX_TOKEN_BYTES = 16_384;
 export function jwtAuth(options: JwtAuthOptions): BearerAuth {
   if ((options.jwksUrl === undefined) === (options.key === undefined))
     throw new TypeError('jwtAuth needs exactly one of jwksUrl or key');
-  const keys: JWTVerifyGetKey | KeyInput =
-    options.jwksUrl !== undefined ? createRemoteJWKSet(new URL(options.jwksUrl)) : (options.key as KeyInput);
+  const jwksUrl = options.jwksUrl === undefined ? undefined : new URL(options.jwksUrl);
+  // jose is loaded on the first token, not with the package: a server without JWT auth starts (and recovers) sooner.
+  let verifier: Promise<Verifier> | undefined;
+  const loadVerifier = (): Promise<Verifier> =>
+    (verifier ??= import('jose').then((jose) => ({
+      jose,
+      keys: jwksUrl ? jose.createRemoteJWKSet(jwksUrl) : (options.key as KeyInput),
+    })));
   const protectedResource: ProtectedResourceOptions = {
     ...(options.resource !== undefined && { resource: options.resource }),
     authorizationServers: options.authorizationServers ?? [options.issuer],
@@ -65,9 +79,10 @@ export function jwtAuth(options: JwtAuthOptions): BearerAuth {
     const token = match[1] as string;
     if (token.length > maxTokenBytes)
       return refuse({ kind: 'invalid_token', description: `The token is longer than ${maxTokenBytes} bytes` });
+    const { jose, keys } = await loadVerifier();
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, keys as KeyInput, {
+      ({ payload } = await jose.jwtVerify(token, keys as KeyInput, {
         issuer: options.issuer,
         audience: options.audience,
         requiredClaims: ['exp'],
@@ -75,7 +90,7 @@ export function jwtAuth(options: JwtAuthOptions): BearerAuth {
         ...(options.algorithms && { algorithms: options.algorithms }),
       }));
     } catch (error) {
-      const description = tokenFault(error);
+      const description = tokenFault(jose.errors, error);
       if (description === undefined) return keysUnavailable();
       return refuse({ kind: 'invalid_token', description });
     }
@@ -99,7 +114,7 @@ export function jwtAuth(options: JwtAuthOptions): BearerAuth {
 }
 
 /** Why the token itself is unacceptable, or undefined when the fault is ours (the key set could not be fetched). */
-function tokenFault(error: unknown): string | undefined {
+function tokenFault(errors: Jose['errors'], error: unknown): string | undefined {
   if (error instanceof errors.JWTExpired) return 'The token has expired';
   if (error instanceof errors.JWTClaimValidationFailed) return `The token's ${error.claim} claim is not accepted`;
   if (error instanceof errors.JWSSignatureVerificationFailed) return 'The token signature is invalid';
