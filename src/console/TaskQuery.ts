@@ -64,10 +64,41 @@ export async function readTaskPage(browse: TaskBrowseStore, query: TaskQuery, no
   let after = query.after;
   let scanned = 0;
   let exhausted = false;
-  const matches = matcher(query);
+  // The tool and generation filters go to the store where it has indexes for them; the rest is checked here.
+  const indexed = browse.indexedFilters ?? [];
+  const filter: BrowseFilter = { ...query.filter };
+  const rest: TaskQuery = { ...query };
+  if (query.tool !== undefined && indexed.includes('tool')) {
+    filter.tool = query.tool;
+    delete rest.tool;
+  }
+  if (query.generation !== undefined && indexed.includes('dialect')) {
+    filter.dialect = query.generation;
+    delete rest.generation;
+  }
+  const text = rest.text?.toLowerCase();
+  // The store's lower() folds ASCII only: other text is checked here.
+  if (
+    text !== undefined &&
+    rest.tool === undefined &&
+    rest.generation === undefined &&
+    browse.searchText &&
+    /^[\x20-\x7e]*$/.test(text)
+  ) {
+    const found = await browse.searchText(filter, text, {
+      limit: query.limit,
+      budget: SCAN_BUDGET,
+      now,
+      ...(after && { after }),
+    });
+    const page: TaskPage = { tasks: found.records.map(summaryOf), scanned: found.scanned };
+    if (found.next) page.nextCursor = encodeCursor(found.next);
+    return page;
+  }
+  const matches = matcher(rest);
   while (tasks.length < query.limit && scanned < SCAN_BUDGET) {
     const want = matches ? BATCH : query.limit - tasks.length;
-    const batch = await browse.page(query.filter, { limit: want, now, ...(after && { after }) });
+    const batch = await browse.page(filter, { limit: want, now, ...(after && { after }) });
     let read = 0;
     for (const record of batch) {
       read++;

@@ -104,7 +104,7 @@ async function forwardOnce(
   const unregister = upstream.register({ requestInput: (request) => answerInput(hooks, request) });
   try {
     const meta = traceMeta();
-    const sent = Object.keys(meta).length > 0 ? { ...params, _meta: meta } : params;
+    const sent = meta ? { ...params, _meta: meta } : params;
     const result = await upstream.request('tools/call', sent, {
       signal: hooks.signal,
       ...(hooks.onProgress && { onProgress: hooks.onProgress }),
@@ -135,6 +135,7 @@ async function followUpstreamTask(
   resume: UpstreamTaskRef | undefined,
 ): Promise<CallOutcome> {
   const session = await upstream.onSession(resume?.sessionId);
+  const meta = traceMeta();
   let handle: TaskHandle;
   try {
     handle = resume
@@ -142,7 +143,7 @@ async function followUpstreamTask(
       : await session.client.callTool(params.name, params.arguments ?? {}, {
           mode: 'task',
           follow: false,
-          meta: traceMeta(),
+          ...(meta && { meta }),
         });
   } catch (error) {
     session.release();

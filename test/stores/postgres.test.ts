@@ -62,11 +62,12 @@ if (url) {
       for (let i = 0; i < 3; i++) await before.insert(makeRecord({ status: 'completed' }));
       await before.insert(makeRecord({ owner: 'owner-b' }));
       // Back to the first schema version, as a table created before the counter existed.
+      await undoBrowseColumns(schema);
       await admin.query(`DROP TABLE ${schema}.mcp_tasks_owners`);
       await admin.query(`DROP TRIGGER mcp_tasks_count_owner ON ${schema}.mcp_tasks`);
       await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_count_owner`);
       await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_insert_capped`);
-      await admin.query(`DELETE FROM ${schema}.mcp_tasks_migrations WHERE version = 2`);
+      await admin.query(`DELETE FROM ${schema}.mcp_tasks_migrations WHERE version >= 2`);
       const after = track(new PostgresStore({ connectionString: url, schema }));
       await after.init();
       expect(await after.insert(makeRecord(), { maxStored: 3 })).toEqual({
@@ -77,12 +78,36 @@ if (url) {
       expect(await after.insert(makeRecord({ owner: 'owner-b' }), { maxStored: 3 })).toEqual({ inserted: true });
     });
 
+    /** Back to the schema before the browse columns (migration 3). */
+    async function undoBrowseColumns(schema: string): Promise<void> {
+      await admin.query(`DROP TRIGGER mcp_tasks_browse_columns ON ${schema}.mcp_tasks`);
+      await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_browse_columns`);
+      await admin.query(`ALTER TABLE ${schema}.mcp_tasks DROP COLUMN tool, DROP COLUMN dialect`);
+      await admin.query(`DELETE FROM ${schema}.mcp_tasks_migrations WHERE version = 3`);
+    }
+
+    it('fills the browse columns of the tasks stored before they existed', async () => {
+      const schema = newSchema();
+      const before = track(new PostgresStore({ connectionString: url, schema }));
+      await before.init();
+      const old = makeRecord({ dialect: 'sep-1686' });
+      await before.insert(old);
+      await undoBrowseColumns(schema);
+      const after = track(new PostgresStore({ connectionString: url, schema }));
+      await after.init();
+      await after.browse?.init();
+      const fresh = makeRecord({ createdAt: old.createdAt - 1, dialect: 'sep-1686' });
+      await after.insert(fresh);
+      const found = await after.browse?.page({ tool: 'echo', dialect: 'sep-1686' }, { limit: 10, now: Date.now() });
+      expect(found?.map((record) => record.taskId)).toEqual([old.taskId, fresh.taskId]);
+    });
+
     it('applies migrations once when several instances start together on a new schema', async () => {
       const schema = newSchema();
       const stores = Array.from({ length: 4 }, () => track(new PostgresStore({ connectionString: url, schema })));
       await Promise.all(stores.map((store) => store.init()));
       const { rows } = await admin.query(`SELECT version FROM ${schema}.mcp_tasks_migrations ORDER BY version`);
-      expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
+      expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
       const secrets = await Promise.all(
         stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')),
       );

@@ -25,6 +25,12 @@ storeContract('sqlite', {
   },
 });
 
+/** Back to the schema before the browse columns (migration 3). */
+const UNDO_BROWSE_COLUMNS = `
+  DROP INDEX mcp_tasks_tool_created; DROP INDEX mcp_tasks_dialect_created;
+  ALTER TABLE mcp_tasks DROP COLUMN tool; ALTER TABLE mcp_tasks DROP COLUMN dialect;
+`;
+
 describe('SqliteStore change signal between connections', () => {
   it('wakes a waiter when another connection to the file changes or deletes its task, and only that waiter', async () => {
     const path = join(tempDir(), 'tasks.db');
@@ -58,6 +64,30 @@ describe('SqliteStore change signal between connections', () => {
 });
 
 describe('SqliteStore per-owner counter', () => {
+  it('fills the browse columns of the tasks stored before they existed', async () => {
+    const path = join(tempDir(), 'tasks.db');
+    const before = new SqliteStore({ path });
+    await before.init();
+    const old = makeRecord({ dialect: 'sep-1686' });
+    await before.insert(old);
+    await before.close();
+    const db = new Database(path);
+    db.exec(UNDO_BROWSE_COLUMNS);
+    db.pragma('user_version = 2');
+    db.close();
+    const after = new SqliteStore({ path });
+    await after.init();
+    try {
+      await after.browse?.init();
+      const fresh = makeRecord({ createdAt: old.createdAt - 1, dialect: 'sep-1686' });
+      await after.insert(fresh);
+      const found = await after.browse?.page({ tool: 'echo', dialect: 'sep-1686' }, { limit: 10, now: Date.now() });
+      expect(found?.map((record) => record.taskId)).toEqual([old.taskId, fresh.taskId]);
+    } finally {
+      await after.close();
+    }
+  });
+
   it('counts the tasks already stored when the counter is added to an existing file', async () => {
     const path = join(tempDir(), 'tasks.db');
     const before = new SqliteStore({ path });
@@ -67,6 +97,7 @@ describe('SqliteStore per-owner counter', () => {
     await before.close();
     // Back to the first schema version, as a file written before the counter existed.
     const db = new Database(path);
+    db.exec(UNDO_BROWSE_COLUMNS);
     db.exec('DROP TRIGGER mcp_tasks_count_insert; DROP TRIGGER mcp_tasks_count_delete; DROP TABLE mcp_tasks_owners');
     db.pragma('user_version = 1');
     db.close();

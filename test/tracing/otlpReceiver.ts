@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { expect } from 'vitest';
+
 import { decodeTraceRequest } from './otlpProtobuf.js';
 
 /** One span as OTLP/JSON carries it (ids in hex). */
@@ -134,4 +136,14 @@ export class OtlpReceiver {
   close(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * A task span ends at the time the terminal status was decided (`terminalAt`, not on the wire), taken just before the
+ * write stamped `lastUpdatedAt`: at most that, and within the same synchronous step.
+ */
+export function expectEndedAt(span: ReceivedSpan | undefined, lastUpdatedAt: string): void {
+  const stamped = Date.parse(lastUpdatedAt);
+  expect(span?.endMs).toBeLessThanOrEqual(stamped);
+  expect(span?.endMs).toBeGreaterThan(stamped - 1000);
 }

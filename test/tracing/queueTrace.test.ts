@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedQueue, postgresBackend, type StoreBackend } from '../distributed/backends.js';
 import { HttpFixture, ROOT, eventually, type HttpPeer } from '../helpers/rawWire.js';
 import { requireService } from '../helpers/services.js';
-import { OtlpReceiver, type ReceivedSpan } from './otlpReceiver.js';
+import { OtlpReceiver, expectEndedAt, type ReceivedSpan } from './otlpReceiver.js';
 
 const redisUrl = requireService('Redis', 'MCP_TASKS_TEST_REDIS_URL');
 const postgresUrl = requireService('PostgreSQL', 'MCP_TASKS_TEST_POSTGRES_URL');
@@ -158,7 +158,7 @@ if (redisUrl && postgresUrl) {
         ['mcp.task.step', 'worker', 'step-1'],
       ]);
       const { result } = await peer.request('tasks/get', { taskId });
-      expect(task?.endMs).toBe(Date.parse((result as { lastUpdatedAt: string }).lastUpdatedAt));
+      expectEndedAt(task, (result as { lastUpdatedAt: string }).lastUpdatedAt);
     });
   });
 }

@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { HttpFixture, ROOT, eventually, type HttpPeer } from '../helpers/rawWire.js';
-import { OtlpReceiver, type ReceivedSpan } from './otlpReceiver.js';
+import { OtlpReceiver, expectEndedAt, type ReceivedSpan } from './otlpReceiver.js';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 
@@ -92,7 +92,7 @@ describe('one trace per task with the in-process executor: request → task → 
     expect(task?.startMs).toBe(Date.parse(record.createdAt));
     expect(task?.startMs).toBeLessThanOrEqual(run?.startMs ?? 0);
     expect(task?.endMs).toBeGreaterThanOrEqual(Math.max(...steps.map((step) => step.endMs)) - 1);
-    expect(task?.endMs).toBe(Date.parse(record.lastUpdatedAt));
+    expectEndedAt(task, record.lastUpdatedAt);
     expect((task?.endMs ?? 0) - (task?.startMs ?? 0)).toBeGreaterThanOrEqual(120);
   });
 
@@ -146,7 +146,7 @@ describe('one trace per task with the in-process executor: request → task → 
     const [task] = named(spans, 'mcp.task journaled_steps');
     expect(task?.attributes['mcp.task.status']).toBe('cancelled');
     const { result } = await peer.request('tasks/get', { taskId });
-    expect(task?.endMs).toBe(Date.parse((result as { lastUpdatedAt: string }).lastUpdatedAt));
+    expectEndedAt(task, (result as { lastUpdatedAt: string }).lastUpdatedAt);
   });
 
   it('emits mcp.task.end from the process that finishes a task whose creating process was killed', async () => {
@@ -192,7 +192,7 @@ describe('one trace per task with the in-process executor: request → task → 
       expect(status).toBe('completed');
       expect(end?.attributes).toMatchObject({ 'mcp.task.id': taskId, 'mcp.task.status': 'completed' });
       expect(end?.startMs).toBe(Date.parse(createdAt));
-      expect(end?.endMs).toBe(Date.parse(lastUpdatedAt));
+      expectEndedAt(end, lastUpdatedAt);
       await finisher.close();
     } finally {
       await second.close();

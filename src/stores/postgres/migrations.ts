@@ -71,6 +71,25 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<(n: PgNames) => string> = [
     RETURN 'conflict';
   END $$;
   `,
+  // The console's tool and generation filters read an index: the tool called and the wire generation, set by a
+  // trigger at insert only (they never change), so updates of a task touch neither column.
+  (n) => `
+  ALTER TABLE ${n.tasks} ADD COLUMN tool TEXT COLLATE "C", ADD COLUMN dialect TEXT COLLATE "C";
+  CREATE FUNCTION ${n.qualified('browse_columns')}() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    NEW.tool := CASE WHEN json_typeof(NEW.data->'request'->'params'->'name') = 'string'
+                     THEN NEW.data->'request'->'params'->>'name' END;
+    NEW.dialect := NEW.data->>'dialect';
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER ${n.index('browse_columns')} BEFORE INSERT ON ${n.tasks}
+    FOR EACH ROW EXECUTE FUNCTION ${n.qualified('browse_columns')}();
+  UPDATE ${n.tasks} SET
+    tool = CASE WHEN json_typeof(data->'request'->'params'->'name') = 'string' THEN data->'request'->'params'->>'name' END,
+    dialect = data->>'dialect';
+  CREATE INDEX ${n.index('tool_created')} ON ${n.tasks} (tool, created_at DESC, task_id DESC);
+  CREATE INDEX ${n.index('dialect_created')} ON ${n.tasks} (dialect, created_at DESC, task_id DESC);
+  `,
 ];
 
 /** One lock for every mcp-tasks migration in a database: concurrent starts (any schema) run them one at a time. */

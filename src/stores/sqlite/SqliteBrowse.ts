@@ -12,6 +12,7 @@ const SCHEMA = `
 export class SqliteBrowse implements TaskBrowseStore {
   private readonly statements = new Map<string, Database.Statement>();
   private opened: Database.Database | undefined;
+  readonly indexedFilters = ['tool', 'dialect'] as const;
 
   constructor(private readonly database: () => Database.Database | undefined) {}
 
@@ -28,15 +29,58 @@ export class SqliteBrowse implements TaskBrowseStore {
     filter: BrowseFilter,
     options: { after?: ListPosition; limit: number; now: number },
   ): Promise<TaskRecord[]> {
-    const where = ['(expires_at IS NULL OR expires_at > @now)'];
-    const params: Record<string, unknown> = { now: options.now, limit: options.limit };
-    if (filter.status !== undefined) {
-      where.push('status = @status');
-      params['status'] = filter.status;
+    const { where, params } = this.range(filter, options);
+    params['limit'] = options.limit;
+    const sql = `SELECT data, lease_until FROM mcp_tasks WHERE ${where}
+                 ORDER BY created_at DESC, task_id DESC LIMIT @limit`;
+    return (this.statement(sql).all(params) as Row[]).map(recordOf);
+  }
+
+  async searchText(
+    filter: BrowseFilter,
+    text: string,
+    options: { after?: ListPosition; limit: number; budget: number; now: number },
+  ): Promise<{ records: TaskRecord[]; scanned: number; next?: ListPosition }> {
+    const { where, params } = this.range(filter, options);
+    Object.assign(params, { budget: options.budget, limit: options.limit, text });
+    // The budget's rows in page order, the text looked for in SQL: only matching rows are read out and parsed.
+    const scanned = `SELECT task_id, created_at, idempotency_key, data, lease_until FROM mcp_tasks WHERE ${where}
+                     ORDER BY created_at DESC, task_id DESC LIMIT @budget`;
+    const rows = this.statement(
+      `WITH scanned AS MATERIALIZED (${scanned}),
+       hits AS (
+         SELECT data, lease_until, created_at, task_id, 1 AS hit FROM scanned
+         WHERE instr(lower(task_id), @text) > 0 OR instr(lower(coalesce(idempotency_key, '')), @text) > 0
+            OR instr(lower(coalesce(data -> '$.request.params.arguments', 'null')), @text) > 0
+         ORDER BY created_at DESC, task_id DESC LIMIT @limit
+       ),
+       tail AS (SELECT NULL, NULL, created_at, task_id, 0 FROM scanned ORDER BY created_at ASC, task_id ASC LIMIT 1)
+       SELECT *, (SELECT count(*) FROM scanned) AS n FROM (SELECT * FROM hits UNION ALL SELECT * FROM tail)`,
+    ).all(params) as Array<Row & { created_at: number; task_id: string; hit: number; n: number }>;
+    // One statement: the matches (newest first), then the last task read, each row with the number read.
+    const hits = rows.filter((row) => row.hit === 1);
+    const tail = rows.find((row) => row.hit === 0);
+    const scannedCount = rows[0]?.n ?? 0;
+    const records = hits.map(recordOf);
+    const last = hits.at(-1);
+    if (last && hits.length >= options.limit) {
+      return { records, scanned: scannedCount, next: { createdAt: last.created_at, taskId: last.task_id } };
     }
-    if (filter.owner !== undefined) {
-      where.push('owner = @owner');
-      params['owner'] = filter.owner;
+    if (!tail || scannedCount < options.budget) return { records, scanned: scannedCount };
+    return { records, scanned: scannedCount, next: { createdAt: tail.created_at, taskId: tail.task_id } };
+  }
+
+  private range(
+    filter: BrowseFilter,
+    options: { after?: ListPosition; now: number },
+  ): { where: string; params: Record<string, unknown> } {
+    const where = ['(expires_at IS NULL OR expires_at > @now)'];
+    const params: Record<string, unknown> = { now: options.now };
+    // Each an indexed column of the same name.
+    for (const column of ['status', 'owner', 'tool', 'dialect'] as const) {
+      if (filter[column] === undefined) continue;
+      where.push(`${column} = @${column}`);
+      params[column] = filter[column];
     }
     if (filter.createdFrom !== undefined) {
       where.push('created_at >= @from');
@@ -51,15 +95,7 @@ export class SqliteBrowse implements TaskBrowseStore {
       params['c'] = options.after.createdAt;
       params['i'] = options.after.taskId;
     }
-    const sql = `SELECT data, lease_until FROM mcp_tasks WHERE ${where.join(' AND ')}
-                 ORDER BY created_at DESC, task_id DESC LIMIT @limit`;
-    const rows = this.statement(sql).all(params) as Array<{ data: string; lease_until: number | null }>;
-    return rows.map((row) => {
-      const record = JSON.parse(row.data) as TaskRecord;
-      if (row.lease_until === null) delete record.leaseUntil;
-      else record.leaseUntil = row.lease_until;
-      return record;
-    });
+    return { where: where.join(' AND '), params };
   }
 
   async counts(): Promise<Partial<Record<TaskStatus, number>>> {
@@ -77,4 +113,13 @@ export class SqliteBrowse implements TaskBrowseStore {
     if (!statement) this.statements.set(sql, (statement = db.prepare(sql)));
     return statement;
   }
+}
+
+type Row = { data: string; lease_until: number | null };
+
+function recordOf(row: Row): TaskRecord {
+  const record = JSON.parse(row.data) as TaskRecord;
+  if (row.lease_until === null) delete record.leaseUntil;
+  else record.leaseUntil = row.lease_until;
+  return record;
 }

@@ -154,7 +154,7 @@ export class SqliteStore implements TaskStore {
       return await this.commits.run((): InsertResult => {
         const refused = this.overLimit(record, limits);
         if (refused) return refused;
-        s.insert.run(columns(record));
+        s.insert.run(insertColumns(record));
         return { inserted: true };
       });
     } catch (error) {
@@ -285,8 +285,8 @@ export class SqliteStore implements TaskStore {
   private prepare(db: Database.Database) {
     return {
       insert: db.prepare(
-        `INSERT INTO mcp_tasks (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data)
-         VALUES (@task_id, @owner, @status, @created_at, @expires_at, @idempotency_key, @runner, @lease_until, @version, @data)`,
+        `INSERT INTO mcp_tasks (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data, tool, dialect)
+         VALUES (@task_id, @owner, @status, @created_at, @expires_at, @idempotency_key, @runner, @lease_until, @version, @data, @tool, @dialect)`,
       ),
       exists: db.prepare('SELECT 1 FROM mcp_tasks WHERE task_id = ?').pluck(),
       get: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE task_id = ?'),
@@ -338,6 +338,12 @@ function migrate(db: Database.Database): void {
     }
     db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
   }).immediate();
+}
+
+/** The row's columns at insert: also the browse columns, which never change (see migrations.ts). */
+function insertColumns(record: TaskRecord) {
+  const tool = record.request.params['name'];
+  return { ...columns(record), tool: typeof tool === 'string' ? tool : null, dialect: record.dialect };
 }
 
 function columns(record: TaskRecord) {

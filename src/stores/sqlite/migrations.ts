@@ -34,4 +34,15 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UPDATE mcp_tasks_owners SET stored = stored - 1 WHERE owner = OLD.owner;
   END;
   `,
+  // The console's tool and generation filters read an index: the tool called and the wire generation, written once
+  // at insert (they never change), so updates of a task touch neither column nor its indexes.
+  `
+  ALTER TABLE mcp_tasks ADD COLUMN tool TEXT;
+  ALTER TABLE mcp_tasks ADD COLUMN dialect TEXT;
+  UPDATE mcp_tasks SET
+    tool = CASE WHEN json_type(data, '$.request.params.name') = 'text' THEN json_extract(data, '$.request.params.name') END,
+    dialect = json_extract(data, '$.dialect');
+  CREATE INDEX mcp_tasks_tool_created ON mcp_tasks (tool, created_at DESC, task_id DESC);
+  CREATE INDEX mcp_tasks_dialect_created ON mcp_tasks (dialect, created_at DESC, task_id DESC);
+  `,
 ];
