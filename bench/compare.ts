@@ -2,7 +2,8 @@
 // lifecycles/s (task-augmented tools/call of a 0 ms tool → tasks/result) with p99 for a bare Node http handler (the
 // machine's limit), an equivalent server on SDK 1.32's experimental tasks (in-memory) and mcp-tasks on memory and on
 // SQLite (synchronous=FULL); the ratios the performance goals use; the server's RSS per 10k finished and per 10k
-// waiting tasks; and store get/list-page throughput with COMPARE_LARGE tasks stored in SQLite against 1k.
+// suspended tasks (workflows parked in a durable sleep); and store get/list-page throughput with COMPARE_LARGE tasks
+// stored in SQLite against 1k (bench:store has the 1M figure). COMPARE_STEPS (default load,rss,store) picks the parts.
 // COMPARE_SECONDS (default 5) is the length of each load run; COMPARE_RSS_TASKS (default 10000) the tasks the RSS
 // figures are measured over; COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to
 // fill) the number of tasks of the large store.
@@ -128,18 +129,29 @@ async function measureServer(name: string, script: string, env: Record<string, s
   }
 }
 
-/** RSS of the server process after a full collection, in MiB. */
-async function rssMiB(server: Server): Promise<number> {
+interface MemoryLine {
+  rss: number;
+  heapUsed: number;
+  /** Task runs the server holds: running, or waiting for a slot. */
+  runs: number;
+}
+
+/** The server's memory after a full collection, and the runs it holds; fails at once if the server has died. */
+async function memoryOf(server: Server): Promise<MemoryLine> {
   const seen = server.stderr.length;
   server.child.kill('SIGUSR2');
   for (;;) {
     const line = server.stderr.slice(seen).find((l) => l.startsWith('memory '));
-    if (line) return (JSON.parse(line.slice(7)) as { rss: number }).rss / 1024 / 1024;
+    if (line) return JSON.parse(line.slice(7)) as MemoryLine;
+    if (server.child.exitCode !== null || server.child.signalCode !== null)
+      throw new Error(`the server died: ${server.stderr.slice(-20).join('\n')}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 
-/** Runs `count` calls of `each` over `sessions`, 32 at a time. */
+const MiB = 1024 * 1024;
+
+/** Runs `count` calls of `each` over `sessions`, one at a time per session. */
 async function spread(sessions: HttpSession[], count: number, each: (s: HttpSession) => Promise<unknown>) {
   let issued = 0;
   await Promise.all(
@@ -149,41 +161,52 @@ async function spread(sessions: HttpSession[], count: number, each: (s: HttpSess
   );
 }
 
-/** RSS growth of an mcp-tasks server per 10k finished tasks and per 10k tasks waiting for input. */
-async function measureRss(store: string): Promise<{ finished: number; waiting: number; load: string }> {
-  const server = await start(
-    './servers/mcpTasksServer.js',
-    { MCP_TASKS_STORE: store, MCP_TASKS_CONCURRENCY: String(RSS_TASKS * 2) },
-    ['--expose-gc'],
-  );
+/** Polls the server until it holds no task run: every suspended workflow has parked. */
+async function parked(server: Server): Promise<MemoryLine> {
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    const memory = await memoryOf(server);
+    if (memory.runs === 0) return memory;
+    if (Date.now() > deadline) throw new Error(`${memory.runs} runs still held after 10 minutes`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** RSS growth of an mcp-tasks server per 10k finished tasks and per 10k suspended workflows (parked in a step.sleep). */
+interface Growth {
+  rss: number;
+  heap: number;
+}
+
+/** Growth per 10k tasks from `from` to `to`, in MiB. */
+function growth(from: MemoryLine, to: MemoryLine): Growth {
+  const per10k = 10_000 / RSS_TASKS / MiB;
+  return { rss: (to.rss - from.rss) * per10k, heap: (to.heapUsed - from.heapUsed) * per10k };
+}
+
+async function measureRss(store: string): Promise<{ finished: Growth; suspended: Growth; load: string }> {
+  const server = await start('./servers/mcpTasksServer.js', { MCP_TASKS_STORE: store, MCP_TASKS_CONCURRENCY: '64' }, [
+    '--expose-gc',
+  ]);
   try {
-    const sessions = await openSessions(server.url, CONNECTIONS, { elicitation: {} });
+    const sessions = await openSessions(server.url, CONNECTIONS);
     await spread(sessions, 500, finishedTask);
-    const before = await rssMiB(server);
+    const before = await memoryOf(server);
     await spread(sessions, RSS_TASKS, finishedTask);
-    const afterFinished = await rssMiB(server);
-    const waiting: Array<[HttpSession, string]> = [];
-    await spread(sessions, RSS_TASKS, async (session) => {
-      const created = await session.request('tools/call', { name: 'ask', arguments: {}, task: {} });
-      waiting.push([session, (created['task'] as { taskId: string }).taskId]);
-    });
-    // Every task has asked its question (input_required) before the figure is taken.
-    let checked = 0;
-    await Promise.all(
-      sessions.map(async () => {
-        for (let entry = waiting[checked++]; entry; entry = waiting[checked++]) {
-          const [session, taskId] = entry;
-          while ((await session.request('tasks/get', { taskId }))['status'] !== 'input_required') {
-            await new Promise((resolve) => setTimeout(resolve, 10));
-          }
-        }
-      }),
-    );
-    const afterWaiting = await rssMiB(server);
-    const per10k = 10_000 / RSS_TASKS;
+    const afterFinished = await memoryOf(server);
+    // An hour's durable sleep: each task runs to its step.sleep, then holds no runner, lease or memory of its own.
+    // Created a thousand at a time, each lot parked before the next: a backlog of tasks waiting for a slot would
+    // measure the backlog (each holds a lease, renewed with every other), not parked tasks.
+    let afterSuspended = afterFinished;
+    for (let created = 0; created < RSS_TASKS; created += 1000) {
+      await spread(sessions, Math.min(1000, RSS_TASKS - created), (session) =>
+        session.request('tools/call', { name: 'nap', arguments: { ms: 3_600_000 }, task: {} }),
+      );
+      afterSuspended = await parked(server);
+    }
     return {
-      finished: (afterFinished - before) * per10k,
-      waiting: (afterWaiting - afterFinished) * per10k,
+      finished: growth(before, afterFinished),
+      suspended: growth(afterFinished, afterSuspended),
       load: load(),
     };
   } finally {
@@ -233,8 +256,9 @@ async function storeFigures(path: string, size: number): Promise<{ get: number; 
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-compare-'));
-try {
+const ratio = (a: number | undefined, b: number | undefined) => fmt((a ?? NaN) / (b ?? NaN), 2);
+
+async function loadTable(dir: string): Promise<void> {
   console.log(
     `bench:compare — autocannon, ${CONNECTIONS} connections, ${SECONDS} s per figure; lifecycle = tools/call as task (0 ms tool) → tasks/result\n`,
   );
@@ -256,7 +280,6 @@ try {
     );
   }
   const [bare, sdk, memory, sqlite] = rows as [Row, Row, Row, Row];
-  const ratio = (a: number | undefined, b: number | undefined) => fmt((a ?? NaN) / (b ?? NaN), 2);
   console.log('\nratios (goals in brackets):');
   console.log(
     `  tasks/get/s ÷ bare ping/s          memory ${ratio(memory.get?.perSecond, bare.ping.perSecond)}  SQLite ${ratio(sqlite.get?.perSecond, bare.ping.perSecond)}  [≥ 0.5]`,
@@ -277,17 +300,24 @@ try {
   console.log(
     `  cpu µs per op ÷ bare ping          tasks/get memory ${ratio(memory.get?.cpuUs, bare.ping.cpuUs)}  SDK ${ratio(sdk.get?.cpuUs, bare.ping.cpuUs)}; lifecycle memory ${ratio(memory.lifecycle?.cpuUs, bare.ping.cpuUs)}  SQLite ${ratio(sqlite.lifecycle?.cpuUs, bare.ping.cpuUs)}  SDK ${ratio(sdk.lifecycle?.cpuUs, bare.ping.cpuUs)}  (server CPU per op: what the load on the machine moves least)`,
   );
-  console.log(`\nserver RSS growth per 10,000 tasks (after a full GC; measured over ${fmt(RSS_TASKS)}):`);
+}
+
+async function rssTable(dir: string): Promise<void> {
+  console.log(
+    `\nserver RSS growth per 10,000 tasks, JS heap in use in brackets (after a full GC; measured over ${fmt(RSS_TASKS)}):`,
+  );
   for (const [name, store] of [
     ['memory store', 'memory'],
     ['SQLite store', join(dir, 'rss.db')],
   ] as const) {
     const rss = await measureRss(store);
     console.log(
-      `  ${name.padEnd(14)} finished ${fmt(rss.finished, 1)} MiB   waiting for input (input_required) ${fmt(rss.waiting, 1)} MiB  (${rss.load})`,
+      `  ${name.padEnd(14)} finished ${fmt(rss.finished.rss, 1)} MiB (heap ${fmt(rss.finished.heap, 1)})   suspended (parked workflow) ${fmt(rss.suspended.rss, 1)} MiB (heap ${fmt(rss.suspended.heap, 1)})  (${rss.load})`,
     );
   }
+}
 
+async function storeTable(dir: string): Promise<void> {
   const small = await storeFigures(join(dir, 'small.db'), 1000);
   const large = await storeFigures(join(dir, 'large.db'), LARGE);
   console.log(
@@ -300,6 +330,14 @@ try {
   console.log(
     `  ratio  get ${ratio(large.get, small.get)}   list page ${ratio(large.list, small.list)}  [≥ 0.8 at 1M; COMPARE_LARGE=1000000]`,
   );
+}
+
+const STEPS = (process.env['COMPARE_STEPS'] ?? 'load,rss,store').split(',');
+const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-compare-'));
+try {
+  if (STEPS.includes('load')) await loadTable(dir);
+  if (STEPS.includes('rss')) await rssTable(dir);
+  if (STEPS.includes('store')) await storeTable(dir);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -1,9 +1,11 @@
 // Benchmark server: an SDK 2.x server with mcp-tasks attached (store from MCP_TASKS_STORE, default memory).
-// SIGUSR2 prints the process's memory after a full collection (run with --expose-gc) on stderr.
+// SIGUSR2 prints the process's memory after a full collection (run with --expose-gc) and the task runs it holds
+// (running or waiting for a slot) on stderr.
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
 import { createMcpTasks, serveHttp } from '../../src/server/index.js';
+import { withSteps } from '../../src/workflow/index.js';
 import { preciseNow } from '../httpSession.js';
 
 function createServer(): McpServer {
@@ -25,6 +27,17 @@ function createServer(): McpServer {
       return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
     },
   );
+  server.registerTool(
+    'nap',
+    {
+      description: 'A workflow that sleeps durably for `ms`, holding nothing meanwhile',
+      inputSchema: z.object({ ms: z.number() }),
+    },
+    withSteps(async ({ ms }: { ms: number }, step) => {
+      await step.sleep('nap', ms);
+      return { content: [{ type: 'text', text: 'rested' }] };
+    }),
+  );
   return server;
 }
 
@@ -33,6 +46,7 @@ const tasks = await createMcpTasks({
   tools: {
     complete_at: { taskSupport: 'optional', pollIntervalMs: 1000 },
     ask: { taskSupport: 'required', pollIntervalMs: 1000 },
+    nap: { taskSupport: 'required', pollIntervalMs: 1000, retrySafe: true },
   },
   store: process.env['MCP_TASKS_STORE'] ?? 'memory',
   rateLimit: false,
@@ -43,7 +57,8 @@ const http = await serveHttp(tasks, createServer, { port: 0 });
 console.log(`listening on ${http.url}`);
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
-  console.error(`memory ${JSON.stringify(process.memoryUsage())}`);
+  const { activeCount = 0, queuedCount = 0 } = tasks.executor as { activeCount?: number; queuedCount?: number };
+  console.error(`memory ${JSON.stringify({ ...process.memoryUsage(), runs: activeCount + queuedCount })}`);
 });
 process.on(
   'SIGTERM',

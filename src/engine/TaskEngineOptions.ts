@@ -7,10 +7,11 @@ import type { TaskRecord } from './TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
 
 /**
- * The default lease: with the recovery scan every third of it, a runner killed mid-task (a worker, kill -9) has its
- * tasks taken over within 8 s, for one store write per runner every 2 s.
+ * The default lease. An in-process executor leases every task it holds, queued ones included, and each renewal
+ * rewrites all of them, so its lease stays long; queue workers lease only the tasks they run and take a shorter one
+ * (runWorker). A restarted single-node SQLite server does not wait for leases at all (its runner locks).
  */
-export const DEFAULT_LEASE_MS = 6_000;
+export const DEFAULT_LEASE_MS = 15_000;
 
 export interface TaskEngineOptions {
   store: TaskStore;
@@ -19,12 +20,13 @@ export interface TaskEngineOptions {
   limits?: Partial<EngineLimits>;
   /**
    * How long a runner's claim on a task lasts without renewal (renewed every third of it); bounds how late a dead
-   * runner is noticed, and how long a stalled one is trusted. Default 6 s ({@link DEFAULT_LEASE_MS}).
+   * runner is noticed, and how long a stalled one is trusted. Default 15 s ({@link DEFAULT_LEASE_MS}); 6 s in
+   * queue workers started with `runWorker`.
    */
   leaseMs?: number;
   /** Interval of the expiry sweeper. Default 60 s; 0 disables it. */
   sweepIntervalMs?: number;
-  /** Interval of the dead-runner scan. Default: a third of `leaseMs` (2 s); 0 disables it. */
+  /** Interval of the dead-runner scan (an indexed read). Default: a third of `leaseMs`; 0 disables it. */
   recoveryIntervalMs?: number;
   /** Waiters re-read the store this often in case an event was lost. Default 5 s. */
   recheckIntervalMs?: number;

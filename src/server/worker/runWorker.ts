@@ -13,6 +13,13 @@ import type { ToolTaskPolicy } from '../../dialects/index.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { toolConcurrencyOf } from '../toolConcurrencyOf.js';
 
+/**
+ * A worker's lease on the tasks it runs (only those: queued tasks belong to no runner, so a renewal writes as many
+ * rows as the worker runs tasks, at most its concurrency). With the dead-runner scan every third of it in every
+ * worker, a worker killed mid-task has its tasks running again elsewhere within about 8 s.
+ */
+const WORKER_LEASE_MS = 6_000;
+
 export interface RunWorkerOptions {
   /** The same server factory the server instances use: tasks run their tools on fresh instances of it. */
   server: ServerFactory;
@@ -37,7 +44,7 @@ export interface RunWorkerOptions {
   prefix?: string;
   /** How long `close()` lets running tasks finish before handing them back. Default 30 s. */
   shutdownTimeoutMs?: number;
-  /** Engine settings: `leaseMs` (how soon a dead worker is noticed), `recoveryIntervalMs`, `sweepIntervalMs`, … */
+  /** Engine settings: `leaseMs` (how soon a dead worker is noticed; default 6 s here), `recoveryIntervalMs`, … */
   engine?: Omit<TaskEngineOptions, 'store' | 'executor' | 'logger'>;
   /** BullMQ job-lock tuning and how long a job that may not start yet waits (see QueueWorkerOptions). */
   queue?: Pick<QueueWorkerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'deferMs'>;
@@ -63,6 +70,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
   const toolConcurrency = options.tools && toolConcurrencyOf(options.tools);
   const store = typeof options.store === 'object' ? options.store : await createStore(options.store);
   const engine = new TaskEngine({
+    leaseMs: WORKER_LEASE_MS,
     ...options.engine,
     store,
     ...(options.logger && { logger: options.logger }),
