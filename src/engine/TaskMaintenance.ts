@@ -1,6 +1,6 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger } from './EngineHooks.js';
-import type { RecoveryPolicy } from './RecoveryPolicy.js';
+import { withRunProgress, type RecoveryPolicy } from './RecoveryPolicy.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskNotFoundError } from './TaskError.js';
@@ -80,12 +80,13 @@ export class TaskMaintenance {
   async recover(): Promise<{ failed: number; rerun: number }> {
     const counts = { failed: 0, rerun: 0 };
     const stale = await this.access.guard(() => this.access.store.findStale(this.clock.now(), 1000));
-    for (const found of stale) {
-      const decision = this.options.recoveryPolicy(found);
+    for (const lost of stale) {
+      const steps = await this.completedSteps(lost);
+      const decision = this.options.recoveryPolicy(withRunProgress(lost, steps));
       try {
-        const { record: next, changed } = await this.access.update(found.taskId, (record) => {
+        const { record: next, changed } = await this.access.update(lost.taskId, (record) => {
           const now = this.clock.now();
-          return recover(record, decision, now, this.handover.lease(now));
+          return recover(withRunProgress(record, steps), decision, now, this.handover.lease(now));
         });
         if (!changed) continue;
         this.access.emit({ type: 'recovered', task: next, action: decision.action });
@@ -106,6 +107,14 @@ export class TaskMaintenance {
       }
     }
     return counts;
+  }
+
+  /** The journaled steps `task` has completed, its progress across lost runs; only retry-safe work needs counting. */
+  private async completedSteps(task: TaskRecord): Promise<number> {
+    const { journal } = this.access.store;
+    if (!journal || !task.retrySafe) return 0;
+    const rows = await this.access.guard(() => journal.read(task.taskId));
+    return rows.filter((row) => row.state === 'completed').length;
   }
 
   /** Extends the leases of every task `runner` holds. */
