@@ -60,12 +60,14 @@ export class TaskEngine implements EngineHandle {
     const handover: RunHandover = {
       lease: (now) => this.leaseOnHandover(now),
       submit: async (record) => this.executor?.submit(record),
+      keepsTimers: () => this.executor?.scheduleWake !== undefined,
+      scheduleWake: async (entry) => this.executor?.scheduleWake?.(entry),
     };
     this.maintenance = new TaskMaintenance(this.access, this.clock, this.logger, handover, {
       leaseMs: this.leaseMs,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       recoveryIntervalMs: options.recoveryIntervalMs ?? this.leaseMs,
-      wakeIntervalMs: options.wakeIntervalMs ?? 1000,
+      wakeIntervalMs: options.wakeIntervalMs,
       recoveryPolicy: options.recoveryPolicy ?? defaultRecoveryPolicy(),
     });
     this.creation = new TaskCreation(
@@ -244,7 +246,9 @@ export class TaskEngine implements EngineHandle {
     const keys = await this.updateKeyed(taskId, (record) =>
       transitions.park(record, attempt, options, this.clock.now()),
     );
-    if (wakeAt !== undefined) this.maintenance.schedule({ taskId, wakeAt });
+    // Awaited only when the executor takes the timer: the in-process one is armed before this returns.
+    const handed = wakeAt === undefined ? undefined : this.maintenance.schedule({ taskId, wakeAt });
+    if (handed) await handed;
     return keys;
   }
 
