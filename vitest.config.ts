@@ -15,6 +15,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    // CI fails outright when a service's URL is missing, rather than skip its suites.
+    globalSetup: ['test/setup/servicesInCi.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Integration suites spawn servers and databases; two cores in CI.

@@ -1,11 +1,9 @@
 // npm run bench:steps — the cost of a journaled step against calling its closure directly (memory, SQLite), steps/s
 // for one task and for 100 concurrent tasks, and the closure runs repeated per kill -9 of a server mid-workflow.
 // Goals: a journaled step on SQLite costs <= 1 ms at p50; <= 1 repeated closure per crash.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import type { ServerContext } from '@modelcontextprotocol/server';
 
@@ -15,7 +13,7 @@ import { MemoryStore } from '../src/stores/memory/index.js';
 import { SqliteStore } from '../src/stores/sqlite/index.js';
 import { journaledWork, withSteps, type WorkflowHandler } from '../src/workflow/index.js';
 import { fmt, percentile } from './measure.js';
-import { listeningUrl } from './listeningUrl.js';
+import { kill9, startFixture } from './fixtureProcess.js';
 
 const request = { method: 'tools/call', params: { name: 'bench', arguments: {} } };
 
@@ -100,44 +98,6 @@ async function throughput(store: TaskStore, tasks: number, steps: number): Promi
   );
 }
 
-const FIXTURE = fileURLToPath(new URL('../examples/conformance/server.js', import.meta.url));
-const META = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientInfo': { name: 'bench-steps', version: '1' },
-  'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
-};
-
-async function startFixture(env: Record<string, string>) {
-  const child = spawn(process.execPath, [FIXTURE], {
-    env: { ...process.env, ...env, PORT: '0' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const url = await listeningUrl(child);
-  const call = async (method: string, params: Record<string, unknown>) => {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': method,
-        'mcp-name': String(params['taskId'] ?? params['name']),
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: META } }),
-    });
-    const text = await response.text();
-    const line = text.includes('data:')
-      ? (text
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .at(-1)
-          ?.slice(5) ?? '{}')
-      : text;
-    return (JSON.parse(line) as { result: Record<string, unknown> }).result;
-  };
-  return { child, call };
-}
-
 /** Kills the server `kills` times at random moments of one journaled_steps task; closure runs repeated per crash. */
 async function crashes(kills: number, steps: number, stepMs: number): Promise<{ repeated: number; kills: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-steps-'));
@@ -164,9 +124,7 @@ async function crashes(kills: number, steps: number, stepMs: number): Promise<{ 
     const target = Math.min(steps - 1, Math.round(((kill + 1) * steps) / (kills + 1)));
     while ((await new Promise((r) => setTimeout(r, 5)), linesOf().length) < target);
     await new Promise((r) => setTimeout(r, Math.random() * stepMs));
-    const exited = new Promise((resolve) => server.child.once('exit', resolve));
-    server.child.kill('SIGKILL');
-    await exited;
+    await kill9(server.child);
     done += 1;
     server = await startFixture(env);
   }
@@ -216,7 +174,8 @@ if (only !== 'crash') {
   }
 }
 
-// The default recovery policy gives a task up after 3 runs lost to crashes, so each task is killed twice.
+// Two kills per task: a task that made no progress between them would still be re-run (the default policy gives up
+// after 3 runs in a row lost without a new step).
 let repeated = 0;
 let kills = 0;
 for (let trial = 0; trial < 3; trial++) {

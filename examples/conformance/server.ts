@@ -3,6 +3,7 @@
 // MCP_TASKS_REQUEST_STATE_KEY: the HMAC key sealing the fixtures' requestState (default: random, per process).
 // MCP_TASKS_TOOL_CONCURRENCY: per-tool concurrency limits, `tool:n,tool:n`.
 // MCP_TASKS_TOOL_EVENTS: a file to which every tool start, end and abort of tasks run here is appended (tests).
+// MCP_TASKS_LEASE_MS, MCP_TASKS_WAKE_INTERVAL_MS: the engine's `leaseMs` and `wakeIntervalMs` (its wake-at index poll).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +50,12 @@ const tasks = await createMcpTasks({
     ...(env('MCP_TASKS_HELD_MAX') !== undefined && { maxHeld: env('MCP_TASKS_HELD_MAX') as number }),
     ...(env('MCP_TASKS_HELD_MS') !== undefined && { holdMs: env('MCP_TASKS_HELD_MS') as number }),
   },
-  engine: { ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }) },
+  engine: {
+    ...(env('MCP_TASKS_LEASE_MS') !== undefined && { leaseMs: env('MCP_TASKS_LEASE_MS') as number }),
+    ...(env('MCP_TASKS_WAKE_INTERVAL_MS') !== undefined && {
+      wakeIntervalMs: env('MCP_TASKS_WAKE_INTERVAL_MS') as number,
+    }),
+  },
   // Loaded only for a queue: BullMQ's modules would add about a second to every start-up (and to crash recovery).
   ...(queued && {
     executor: (await import('mcp-tasks/worker')).queueExecutor({

@@ -6,6 +6,7 @@
 //   MCP_TASKS_WORKER_CONCURRENCY   tasks at once (default 16)
 //   MCP_TASKS_TOOL_CONCURRENCY     per-tool concurrency limits across the workers, `tool:n,tool:n`
 //   MCP_TASKS_LEASE_MS             lease of a running task (default 6 s); a dead worker is noticed within 4/3 of it
+//   MCP_TASKS_WAKE_INTERVAL_MS     the wake-at index poll, a safety net behind the queue's delayed wake jobs (default 10 s)
 //   MCP_TASKS_SHUTDOWN_TIMEOUT_MS  how long SIGTERM lets running tasks finish before handing them back (default 30 s)
 //   MCP_TASKS_TOOL_EVENTS          a file to which every tool start, end and abort is appended as a JSON line (tests)
 // Logs are JSON lines on stderr; "fixture worker ready" once it takes jobs.
@@ -35,6 +36,7 @@ const logger: EngineLogger = {
 
 const toolEvents = process.env['MCP_TASKS_TOOL_EVENTS'];
 const leaseMs = env('MCP_TASKS_LEASE_MS');
+const wakeIntervalMs = env('MCP_TASKS_WAKE_INTERVAL_MS');
 
 const worker = await runWorker({
   server: toolEvents ? withToolEvents(toolEvents) : createFixtureServer,
@@ -46,7 +48,7 @@ const worker = await runWorker({
     shutdownTimeoutMs: env('MCP_TASKS_SHUTDOWN_TIMEOUT_MS'),
   }),
   tools: fixturePolicies(process.env['MCP_TASKS_TOOL_CONCURRENCY']),
-  engine: { ...(leaseMs !== undefined && { leaseMs }) },
+  engine: { ...(leaseMs !== undefined && { leaseMs }), ...(wakeIntervalMs !== undefined && { wakeIntervalMs }) },
   logger,
 });
 logger.info({ runner: worker.runnerId }, 'fixture worker ready');

@@ -1,3 +1,4 @@
+import type { WakeEntry } from './StepJournalStore.js';
 import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
 
@@ -59,6 +60,8 @@ export interface EngineHandle {
   observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void;
   renewLeases(runner: string): Promise<void>;
   isExpired(record: TaskRecord, now: number): boolean;
+  /** Fires a durable timer: resumes the task if it is still parked until `wakeAt` and that time has come. */
+  wake(entry: WakeEntry): Promise<boolean>;
 }
 
 /** Runs tasks' work somewhere (this process, a worker pool) and reports outcomes through the engine. */
@@ -69,5 +72,11 @@ export interface Executor {
   readonly leasesOnCreate: boolean;
   /** Accepts a durable task for execution. Resolves once accepted, not when finished. */
   submit(task: TaskRecord): Promise<void>;
+  /**
+   * Keeps a parked task's durable timer itself (the queue executor: a delayed job), calling the engine's `wake` at
+   * `wakeAt` in whichever process takes it. Optional: without it the engine arms in-process timers from its
+   * wake-at index poll; with it that poll is a slower safety net (see TaskEngineOptions.wakeIntervalMs).
+   */
+  scheduleWake?(entry: WakeEntry): Promise<void>;
   close(): Promise<void>;
 }

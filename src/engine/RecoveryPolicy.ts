@@ -9,19 +9,31 @@ export const INTERRUPTED_MESSAGE =
   'The process running this task stopped before it finished; the work was interrupted and was not re-run because it is not marked safe to retry.';
 
 /**
- * Default: re-run work declared safe to retry (at most `maxRuns` runs lost to crashes, counting the first), fail
- * everything else with a clear message. Resuming after input is not a re-run and does not count.
+ * The task as the recovery of a lost run sees it, `completedSteps` being the journaled steps completed by now: a run
+ * that completed a new step made progress and resets `stalledRuns`; any other lost run adds one. Work without a
+ * journal never makes progress, so its `stalledRuns` is its lost runs in total.
+ */
+export function withRunProgress(task: TaskRecord, completedSteps: number): TaskRecord {
+  const progressed = completedSteps > (task.stepsAtRecovery ?? 0);
+  return { ...task, stepsAtRecovery: completedSteps, stalledRuns: progressed ? 0 : (task.stalledRuns ?? 0) + 1 };
+}
+
+/**
+ * Default: re-run work declared safe to retry until `maxRuns` runs in a row were lost to crashes without progress,
+ * fail everything else with a clear message. A lost run of a workflow that completed a new journaled step does not
+ * count (an hours-long workflow may outlive many crashes); for other work every lost run counts, the first included.
+ * Resuming after input is not a re-run and does not count.
  */
 export function defaultRecoveryPolicy(maxRuns = 3): RecoveryPolicy {
   return (task) => {
-    const lost = (task.recoveries ?? 0) + 1;
-    if (task.retrySafe && lost < maxRuns) return { action: 'rerun' };
-    if (task.retrySafe) {
-      return {
-        action: 'fail',
-        statusMessage: `The process running this task stopped ${lost} times; giving up after ${maxRuns} runs.`,
-      };
-    }
-    return { action: 'fail', statusMessage: INTERRUPTED_MESSAGE };
+    if (!task.retrySafe) return { action: 'fail', statusMessage: INTERRUPTED_MESSAGE };
+    // A record the engine did not annotate (withRunProgress) counts every lost run.
+    const lost = task.stalledRuns ?? (task.recoveries ?? 0) + 1;
+    if (lost < maxRuns) return { action: 'rerun' };
+    const how = (task.stepsAtRecovery ?? 0) > 0 ? ' in a row without completing a step' : '';
+    return {
+      action: 'fail',
+      statusMessage: `The process running this task stopped ${lost} times${how}; giving up after ${maxRuns} runs.`,
+    };
   };
 }

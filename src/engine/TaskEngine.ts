@@ -74,13 +74,15 @@ export class TaskEngine implements EngineHandle {
     const handover: RunHandover = {
       lease: (now) => this.leaseOnHandover(now),
       submit: async (record) => this.executor?.submit(record),
+      keepsTimers: () => this.executor?.scheduleWake !== undefined,
+      scheduleWake: async (entry) => this.executor?.scheduleWake?.(entry),
     };
     this.maintenance = new TaskMaintenance(this.access, this.clock, this.logger, handover, {
       leaseMs: this.leaseMs,
       sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
       // A lapsed lease is found within a third of a lease, so a dead runner is noticed within 4/3 of a lease.
       recoveryIntervalMs: options.recoveryIntervalMs ?? Math.ceil(this.leaseMs / 3),
-      wakeIntervalMs: options.wakeIntervalMs ?? 1000,
+      wakeIntervalMs: options.wakeIntervalMs,
       recoveryPolicy: options.recoveryPolicy ?? defaultRecoveryPolicy(),
     });
     this.creation = new TaskCreation(
@@ -265,7 +267,9 @@ export class TaskEngine implements EngineHandle {
     if (effective !== undefined && effective !== wakeAt) {
       await this.access.guard(async () => this.store.journal?.setWake(taskId, effective));
     }
-    if (effective !== undefined) this.maintenance.schedule({ taskId, wakeAt: effective });
+    // Awaited only when the executor takes the timer: the in-process one is armed before this returns.
+    const handed = effective === undefined ? undefined : this.maintenance.schedule({ taskId, wakeAt: effective });
+    if (handed) await handed;
     return keys;
   }
 

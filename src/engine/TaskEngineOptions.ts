@@ -32,7 +32,11 @@ export interface TaskEngineOptions {
   recheckIntervalMs?: number;
   /** Age after which a list cursor is refused as stale. Default 1 hour. */
   cursorTtlMs?: number;
-  /** How often durable timers (sleeps, retries, question deadlines) are read from the store. Default 1 s; 0 disables. */
+  /**
+   * How often durable timers (sleeps, retries, question deadlines) are read from the store's wake-at index. Default
+   * 1 s; 10 s when the executor keeps the timers itself (`Executor.scheduleWake`, the queue executor's delayed jobs),
+   * where the poll is only a safety net. 0 disables.
+   */
   wakeIntervalMs?: number;
   recoveryPolicy?: RecoveryPolicy;
   logger?: EngineLogger;

@@ -1,6 +1,6 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger } from './EngineHooks.js';
-import type { RecoveryPolicy } from './RecoveryPolicy.js';
+import { withRunProgress, type RecoveryPolicy } from './RecoveryPolicy.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskNotFoundError } from './TaskError.js';
@@ -13,14 +13,23 @@ import { WakeScheduler } from './WakeScheduler.js';
 export interface RunHandover {
   lease(now: number): LeaseGrant | undefined;
   submit(record: TaskRecord): Promise<void>;
+  /** Whether the executor keeps durable timers itself (Executor.scheduleWake). */
+  keepsTimers(): boolean;
+  /** Hands a durable timer to the executor that keeps timers. */
+  scheduleWake(entry: WakeEntry): Promise<void>;
 }
+
+/** The wake-at index poll when it arms every timer, and when it only backs up an executor that keeps them. */
+export const WAKE_INTERVAL_MS = 1000;
+export const SAFETY_NET_WAKE_INTERVAL_MS = 10_000;
 
 export interface MaintenanceOptions {
   leaseMs: number;
   /** 0 disables the loop. */
   sweepIntervalMs: number;
   recoveryIntervalMs: number;
-  wakeIntervalMs: number;
+  /** 0 disables the poll; undefined picks the default for the executor (set by then) at start. */
+  wakeIntervalMs: number | undefined;
   recoveryPolicy: RecoveryPolicy;
 }
 
@@ -44,9 +53,11 @@ export class TaskMaintenance {
   /** Recovers what dead processes left running, then starts the loops. */
   async start(): Promise<void> {
     await this.recover();
-    const { sweepIntervalMs, recoveryIntervalMs, wakeIntervalMs } = this.options;
+    const { sweepIntervalMs, recoveryIntervalMs } = this.options;
     if (sweepIntervalMs > 0) this.every(sweepIntervalMs, () => this.sweep());
     if (recoveryIntervalMs > 0) this.every(recoveryIntervalMs, () => this.recover());
+    const wakeIntervalMs =
+      this.options.wakeIntervalMs ?? (this.handover.keepsTimers() ? SAFETY_NET_WAKE_INTERVAL_MS : WAKE_INTERVAL_MS);
     const journal = this.access.store.journal;
     if (journal && wakeIntervalMs > 0) {
       const onError = (error: unknown) => this.logger.error({ error: String(error) }, 'durable timer failed');
@@ -81,13 +92,15 @@ export class TaskMaintenance {
   async recover(): Promise<{ failed: number; rerun: number }> {
     const counts = { failed: 0, rerun: 0 };
     const stale = await this.access.guard(() => this.access.store.findStale(this.clock.now(), 1000));
-    for (const found of stale) {
-      const decision = this.options.recoveryPolicy(found);
+    for (const lost of stale) {
+      const steps = await this.completedSteps(lost);
+      const decision = this.options.recoveryPolicy(withRunProgress(lost, steps));
       try {
-        const { record: next, changed } = await this.access.update(found.taskId, (record) => {
+        const { record: next, changed } = await this.access.update(lost.taskId, (record) => {
           const now = this.clock.now();
           // An in-process runner that lost its lease created the task: its span died with it (TaskSpans).
-          return recover(releaseSpanHolder(record, record.runner) ?? record, decision, now, this.handover.lease(now));
+          const held = releaseSpanHolder(record, record.runner) ?? record;
+          return recover(withRunProgress(held, steps), decision, now, this.handover.lease(now));
         });
         if (!changed) continue;
         this.access.emit({ type: 'recovered', task: next, action: decision.action });
@@ -110,14 +123,33 @@ export class TaskMaintenance {
     return counts;
   }
 
+  /** The journaled steps `task` has completed, its progress across lost runs; only retry-safe work needs counting. */
+  private async completedSteps(task: TaskRecord): Promise<number> {
+    const { journal } = this.access.store;
+    if (!journal || !task.retrySafe) return 0;
+    const rows = await this.access.guard(() => journal.read(task.taskId));
+    return rows.filter((row) => row.state === 'completed').length;
+  }
+
   /** Extends the leases of every task `runner` holds. */
   async renewLeases(runner: string): Promise<void> {
     await this.access.guard(() => this.access.store.renewLeases(runner, this.clock.now() + this.options.leaseMs));
   }
 
-  /** Arms an in-process timer for a durable one just stored (the scheduler's next read would find it too). */
-  schedule(entry: WakeEntry): void {
-    this.wakes?.schedule(entry);
+  /**
+   * Hands a durable timer just stored to the executor that keeps timers (a promise to await), or else arms an
+   * in-process one at once (the index poll would find it too). Should the executor not take it, the in-process timer
+   * and the poll stand in.
+   */
+  schedule(entry: WakeEntry): Promise<void> | undefined {
+    if (!this.handover.keepsTimers()) {
+      this.wakes?.schedule(entry);
+      return undefined;
+    }
+    return this.handover.scheduleWake(entry).catch((error: unknown) => {
+      this.logger.warn({ taskId: entry.taskId, error: String(error) }, 'the executor did not take a durable timer');
+      this.wakes?.schedule(entry);
+    });
   }
 
   /**

@@ -125,6 +125,13 @@ export interface TaskRecord {
   cancelledBy?: string;
   /** Runs started again because the process running the task died (resumes after input do not count). */
   recoveries?: number;
+  /** Journaled steps completed when the latest recovery found the task's run lost (workflow tasks; 0 otherwise). */
+  stepsAtRecovery?: number;
+  /**
+   * Runs lost in a row without completing a new journaled step, counting the one the latest recovery found lost: it
+   * falls back to 0 when a lost run had made progress (see `withRunProgress`).
+   */
+  stalledRuns?: number;
   /** Dialect- and server-specific data (session id, request id, tool name, ...). */
   meta: Record<string, unknown>;
   /** Incremented by every write; the compare-and-set token. */

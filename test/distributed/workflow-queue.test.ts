@@ -2,6 +2,7 @@
 // taken by whichever fixture worker BullMQ hands the job to.
 import { join } from 'node:path';
 
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { eventually, type HttpPeer } from '../helpers/rawWire.js';
@@ -15,6 +16,12 @@ import { redisUrl } from './suites.js';
 const log = join(tempDir(), 'steps.log');
 
 const logged = (taskId: string) => loggedIn(log, taskId);
+
+/** The wake-at index poll of every process: far slower than any test, so only the queue's delayed jobs wake tasks. */
+const SLOW_POLL_MS = 600_000;
+
+/** The milliseconds a durable_sleep outcome reports it slept. */
+const sleptOf = (content: unknown) => Number(/Slept (\d+)ms/.exec(JSON.stringify(content))?.[1]);
 
 if (redisUrl) {
   const url = redisUrl;
@@ -33,7 +40,7 @@ if (redisUrl) {
         queue: queue.name,
         servers: 1,
         workers: 2,
-        env: { MCP_TASKS_LEASE_MS: '800', MCP_TASKS_STEP_LOG: log },
+        env: { MCP_TASKS_LEASE_MS: '800', MCP_TASKS_STEP_LOG: log, MCP_TASKS_WAKE_INTERVAL_MS: String(SLOW_POLL_MS) },
       });
       peer = await cluster.peer(0);
       await wire.initialize(peer);
@@ -68,10 +75,48 @@ if (redisUrl) {
       expect((await wire.get(peer, taskId)).status).toBe('working');
       const outcome = await wire.result(peer, taskId);
       expect(JSON.stringify(outcome.content)).toMatch(/Slept \d+ms for queued-nap/);
-      const slept = Number(/Slept (\d+)ms/.exec(JSON.stringify(outcome.content))?.[1]);
-      expect(slept).toBeGreaterThanOrEqual(2500);
+      expect(sleptOf(outcome.content)).toBeGreaterThanOrEqual(2500);
       // Nothing waited for a lease: the durable timer queued the next run at the wake time (loose bound).
       expect(Date.now() - started).toBeLessThan(2500 + 3000);
+      await cluster.addWorker();
+    });
+
+    /** The delayed wake job of a task parked by a worker, once there is one. */
+    const wakeJobOf = async (taskId: string) => {
+      const jobs = new Queue(queue.name, { connection: { url } });
+      try {
+        return await eventually(async () =>
+          (await jobs.getDelayed()).find((delayed) => delayed.name === 'wake' && delayed.data.taskId === taskId),
+        );
+      } finally {
+        await jobs.close();
+      }
+    };
+
+    it('the durable timer is a BullMQ delayed job: the sleep ends on time with the index poll at ten minutes', async () => {
+      const taskId = await wire.create(peer, 'durable_sleep', { ms: 2000, label: 'delayed-job' });
+      const job = await wakeJobOf(taskId);
+      expect(job.id).toBe(`${taskId}-wake-${job.data.wakeAt}`);
+      const outcome = await wire.result(peer, taskId);
+      const slept = sleptOf(outcome.content);
+      expect(slept).toBeGreaterThanOrEqual(2000);
+      // The run resumed within a small margin of the wake time (loose: the machine is shared), not at the next poll.
+      expect(slept - 2000).toBeLessThan(1500);
+    });
+
+    it('kill -9 of the worker that parked a sleep: the delayed job wakes it on the other worker on time', async () => {
+      const taskId = await wire.create(peer, 'durable_sleep', { ms: 3000, label: 'orphaned-nap' });
+      const first = await cluster.runnerOf(taskId);
+      // Parked: the worker has queued the wake job and holds nothing for the task.
+      await wakeJobOf(taskId);
+      // No process was started since: none has read the index, so only the job left in Redis can wake the task.
+      await first.kill('SIGKILL');
+      const outcome = await wire.result(peer, taskId);
+      const slept = sleptOf(outcome.content);
+      expect(slept).toBeGreaterThanOrEqual(3000);
+      expect(slept - 3000).toBeLessThan(1500);
+      const resumedBy = await cluster.runnerOf(taskId, [first]);
+      expect(resumedBy.alive).toBe(true);
       await cluster.addWorker();
     });
   });

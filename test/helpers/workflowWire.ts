@@ -1,13 +1,17 @@
 import { join } from 'node:path';
 
 import { HttpFixture } from './rawWire.js';
+import { requireService } from './services.js';
 import { tempDir } from './tmp.js';
 
-/** The stores the workflow wire tests run on: SQLite always, PostgreSQL and Redis when their URLs are set. */
+/**
+ * The stores the workflow wire tests run on: SQLite always, PostgreSQL and Redis when their URLs are set (a missing
+ * service fails the run in CI, test/helpers/services.ts).
+ */
 export const WORKFLOW_STORES: Array<[string, string | undefined]> = [
   ['SQLite', 'sqlite'],
-  ['PostgreSQL', process.env['MCP_TASKS_TEST_POSTGRES_URL']],
-  ['Redis', process.env['MCP_TASKS_TEST_REDIS_URL']],
+  ['PostgreSQL', requireService('PostgreSQL', 'MCP_TASKS_TEST_POSTGRES_URL')],
+  ['Redis', requireService('Redis', 'MCP_TASKS_TEST_REDIS_URL')],
 ];
 
 /** A fixture environment on the store `spec` with a fresh SQLite file and step log, and short leases. */

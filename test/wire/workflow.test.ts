@@ -3,21 +3,41 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 
 import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
-import { logged } from '../helpers/stepLog.js';
+import { logged, loggedTasks } from '../helpers/stepLog.js';
 import { WORKFLOW_STORES, kill9, onFixture, workflowEnvironment } from '../helpers/workflowWire.js';
 
 type Json = Record<string, unknown>;
 
-/** One wire generation's way of driving a task (2025-11-25 core tasks, or the 2026 extension). */
+/** One wire generation's way of driving a task (2025-11-25 core tasks, the 2026 extension, or SEP-1686). */
 interface TaskWire {
   create(tool: string, args: Json): Promise<string>;
   get(taskId: string): Promise<Json>;
-  /** Answers the task's question with `confirm`; returns the question as the requestor saw it and the final result. */
-  answer(taskId: string, confirm: boolean): Promise<{ question: Json; result: Json }>;
+  /**
+   * Answers the task's question with `confirm`; returns the question as the requestor saw it and the final result.
+   * Absent where a question asked by a server that was then killed cannot reach the requestor any more (SEP-1686).
+   */
+  answer?(taskId: string, confirm: boolean): Promise<{ question: Json; result: Json }>;
+  /** Where `answer` is absent: checks what the requestor still learns of a task whose question it cannot receive. */
+  questionLost?(taskId: string): Promise<void>;
   result(taskId: string): Promise<Json>;
   cancel(taskId: string): Promise<void>;
+  /** The key the fixture's step log (`log`) knows the task by, once the task has logged a step. */
+  stepKey(taskId: string, log: string): Promise<string>;
   close(): Promise<void>;
 }
+
+/** Bearer token of the one principal the SEP-1686 requestor is: its client-chosen ids are scoped to it across restarts. */
+const SEP_TOKEN = 'token-sep';
+const TOKENS = `${SEP_TOKEN}:sep-requestor`;
+
+const TERMINAL = ['completed', 'failed', 'cancelled', 'unknown'];
+
+/**
+ * The SEP-1686 requestor's original requests, by the task id they named, kept across restarts as its job would keep
+ * them (docs/generations.md, the retry recipe): their id is what `notifications/cancelled` cancels.
+ */
+const originals = new Map<string, { requestId: string; params: Json }>();
+const sameKey = async (taskId: string) => taskId;
 
 const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> = {
   '2025-11-25': async (fixture) => {
@@ -52,6 +72,7 @@ const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> =
       async cancel(taskId) {
         await peer.request('tasks/cancel', { taskId });
       },
+      stepKey: sameKey,
       close: () => peer.close(),
     };
   },
@@ -88,15 +109,89 @@ const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> =
       async cancel(taskId) {
         await peer.request('tasks/cancel', { taskId });
       },
+      stepKey: sameKey,
       close: async () => {},
+    };
+  },
+  'SEP-1686': async (fixture) => {
+    // An authenticated principal owns the tasks it names, so a new session (on a new server) finds them by its ids;
+    // an unauthenticated session's tasks would be scoped to that session alone.
+    const peer: HttpPeer = await fixture.peer({ authorization: `Bearer ${SEP_TOKEN}` });
+    await peer.initialize();
+    const related = (taskId: string) => ({ _meta: { 'modelcontextprotocol.io/related-task': { taskId } } });
+    const get = async (taskId: string) =>
+      (await peer.request('tasks/get', { taskId, ...related(taskId) })).result as Json;
+    const finished = (taskId: string) =>
+      eventually(async () => {
+        const task = await get(taskId);
+        return TERMINAL.includes(task['status'] as string) ? task : undefined;
+      }, 20_000);
+    /** spec 4.6: a result exists only once the task is completed; it is fetched with tasks/result. */
+    const result = async (taskId: string) => {
+      const done = await finished(taskId);
+      expect(done['status'], JSON.stringify(done)).toBe('completed');
+      const response = await peer.request('tasks/result', { taskId, ...related(taskId) });
+      expect(response.error, JSON.stringify(response.error)).toBeUndefined();
+      return response.result as Json;
+    };
+    return {
+      async create(tool, args) {
+        const taskId = randomUUID();
+        const requestId = `sep-${taskId}`;
+        const params = {
+          name: tool,
+          arguments: args,
+          _meta: { 'modelcontextprotocol.io/task': { taskId, keepAlive: 600_000 } },
+        };
+        originals.set(taskId, { requestId, params });
+        // The original request stays open until the task ends (its answer is the tool's result, fetched here with
+        // tasks/result instead); the task is announced on its stream first (spec 3.4).
+        peer.request('tools/call', params, { id: requestId }).catch(() => undefined);
+        await eventually(() =>
+          peer.notifications.some(
+            (message) =>
+              message.method === 'notifications/tasks/created' &&
+              JSON.stringify(message.params?.['_meta']).includes(taskId),
+          ),
+        );
+        return taskId;
+      },
+      get,
+      // No `answer`: see the journaled_question scenario.
+      async questionLost(taskId) {
+        const refused = await peer.request('tasks/result', { taskId, ...related(taskId) });
+        expect(refused.error?.message).toContain("Task status is 'input_required'");
+        // The retry recipe (docs/generations.md): re-sending the request learns that the task exists.
+        const again = await peer.request('tools/call', originals.get(taskId)?.params ?? {});
+        expect(again.error?.message).toBe(`Task ID already exists: ${taskId}`);
+      },
+      result,
+      async cancel(taskId) {
+        // spec 4.8: cancelling the original request cancels its task.
+        const original = originals.get(taskId);
+        expect(original).toBeDefined();
+        await peer.notify('notifications/cancelled', { requestId: original?.requestId, reason: 'stop' });
+        // The notification has no answer: the task is cancelled once tasks/get says so.
+        await eventually(async () => (await get(taskId))['status'] === 'cancelled');
+      },
+      async stepKey(_taskId, log) {
+        // The engine names SEP-1686 tasks itself and the wire shows only the requestor's id. Each test has a step
+        // log of its own with one task in it, so the one key in the log is that task's.
+        return eventually(() => {
+          const keys = loggedTasks(log);
+          expect(keys.length).toBeLessThanOrEqual(1);
+          return keys[0];
+        });
+      },
+      close: () => peer.close(),
     };
   },
 };
 
 for (const [storeName, spec] of WORKFLOW_STORES) {
-  const suite = spec ? describe : describe.skip;
-  suite(`durable workflow tools over HTTP on ${storeName}`, () => {
-    const environment = () => workflowEnvironment(spec as string);
+  if (spec === undefined) continue;
+  describe(`durable workflow tools over HTTP on ${storeName}`, () => {
+    const environment = () => workflowEnvironment(spec, { MCP_TASKS_TEST_TOKENS: TOKENS });
 
     for (const [generation, connect] of Object.entries(GENERATIONS)) {
       /** Runs `body` against one fixture server on the store. */
@@ -121,7 +216,8 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
             env,
             async (wire) => {
               const taskId = await wire.create('journaled_steps', { steps: 8, stepMs: 150, label: 'crash' });
-              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length >= 3);
+              const key = await wire.stepKey(taskId, env.MCP_TASKS_STEP_LOG);
+              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, key).length >= 3);
               return taskId;
             },
             async (wire, taskId) => {
@@ -142,8 +238,9 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
             env,
             async (wire) => {
               const taskId = await wire.create('durable_sleep', { ms: 3000, label: 'nap' });
+              const key = await wire.stepKey(taskId, env.MCP_TASKS_STEP_LOG);
               // Once `before` has run, the sleep is journaled a moment later (the next write of the same run).
-              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).includes('before'));
+              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, key).includes('before'));
               await new Promise((resolve) => setTimeout(resolve, 400));
               // tasks/get shows a sleeping task as working.
               expect((await wire.get(taskId))['status']).toBe('working');
@@ -169,17 +266,27 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
             async (wire) => {
               const taskId = await wire.create('journaled_question', { label: 'ship' });
               await eventually(async () => (await wire.get(taskId))['status'] === 'input_required');
-              return taskId;
+              return { taskId, key: await wire.stepKey(taskId, env.MCP_TASKS_STEP_LOG) };
             },
-            async (wire, taskId) => {
+            async (wire, { taskId, key }) => {
               // Well past a lease: nothing was running, so nothing was recovered or failed.
               await new Promise((resolve) => setTimeout(resolve, 1000));
               expect((await wire.get(taskId))['status']).toBe('input_required');
+              expect(logged(env.MCP_TASKS_STEP_LOG, key)).toEqual(['prepare']);
+              if (!wire.answer) {
+                // SEP-1686 cannot express this scenario. Its questions travel only as requests on the original
+                // request's stream (spec 4.4, 4.7; docs/deployment.md), which died with the server, and the proposal
+                // gives a requestor no other way to receive them: its tasks/result refuses a task that is not
+                // completed, and re-sending the request with the same id is refused as a duplicate (spec 4.2, 7.1).
+                // What holds: the task waits, durably, with prepare run once, and the requestor is told so.
+                await wire.questionLost?.(taskId);
+                return;
+              }
               const { question, result } = await wire.answer(taskId, true);
               expect(question['message']).toBe('Confirm ship?');
               expect(result['structuredContent']).toEqual({ confirm: true, prepareRuns: 1 });
               expect(JSON.stringify(result['content'])).toContain('ship');
-              expect(logged(env.MCP_TASKS_STEP_LOG, taskId)).toEqual(['prepare', 'finish']);
+              expect(logged(env.MCP_TASKS_STEP_LOG, key)).toEqual(['prepare', 'finish']);
             },
           );
         });
@@ -188,7 +295,8 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
           const env = environment();
           await onServer(env, async (wire) => {
             const taskId = await wire.create('flaky_step', { failures: 3, baseDelayMs: 150, label: 'retry' });
-            await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length === 2);
+            const key = await wire.stepKey(taskId, env.MCP_TASKS_STEP_LOG);
+            await eventually(() => logged(env.MCP_TASKS_STEP_LOG, key).length === 2);
             expect((await wire.get(taskId))['status']).toBe('working');
             const result = await wire.result(taskId);
             const { attempts, gaps } = result['structuredContent'] as { attempts: number; gaps: number[] };
@@ -207,20 +315,22 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
             env,
             async (wire) => {
               const taskId = await wire.create('timed_sleep', { timeoutMs: 2500, ms: 600_000, label: 'late' });
-              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).includes('before'));
+              const key = await wire.stepKey(taskId, env.MCP_TASKS_STEP_LOG);
+              await eventually(() => logged(env.MCP_TASKS_STEP_LOG, key).includes('before'));
               expect((await wire.get(taskId))['status']).toBe('working');
-              return taskId;
+              return { taskId, key };
             },
-            async (wire, taskId) => {
+            async (wire, { taskId, key }) => {
               // The ten-minute sleep ends at the deadline on the new server: the task fails with TaskTimeoutError.
               const result = await wire.result(taskId);
               expect(Date.now()).toBeGreaterThanOrEqual(created + 2500);
               expect(result['isError']).toBe(true);
               expect(JSON.stringify(result['content'])).toContain('TaskTimeoutError');
-              // 2025-11-25 marks an isError result failed (spec R62); the extension keeps it completed (spec E15).
+              // 2025-11-25 marks an isError result failed (spec R62); the extension keeps it completed (spec E15), and
+              // so does SEP-1686 (its 7.2).
               const final = await wire.get(taskId);
               expect(final['status']).toBe(generation === '2025-11-25' ? 'failed' : 'completed');
-              expect(logged(env.MCP_TASKS_STEP_LOG, taskId)).toEqual(['before']);
+              expect(logged(env.MCP_TASKS_STEP_LOG, key)).toEqual(['before']);
             },
           );
         });
@@ -229,20 +339,22 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
           const env = environment();
           await onServer(env, async (wire) => {
             const taskId = await wire.create('journaled_steps', { steps: 20, stepMs: 200, label: 'stop' });
-            await eventually(() => logged(env.MCP_TASKS_STEP_LOG, taskId).length >= 2);
+            const key = await wire.stepKey(taskId, env.MCP_TASKS_STEP_LOG);
+            await eventually(() => logged(env.MCP_TASKS_STEP_LOG, key).length >= 2);
             await wire.cancel(taskId);
-            const atCancel = logged(env.MCP_TASKS_STEP_LOG, taskId).length;
+            const atCancel = logged(env.MCP_TASKS_STEP_LOG, key).length;
             await new Promise((resolve) => setTimeout(resolve, 1000));
             expect((await wire.get(taskId))['status']).toBe('cancelled');
             // The running closure was aborted before it logged; no later step started.
-            expect(logged(env.MCP_TASKS_STEP_LOG, taskId).length).toBe(atCancel);
+            expect(logged(env.MCP_TASKS_STEP_LOG, key).length).toBe(atCancel);
           });
         });
       });
     }
 
     it('SEP-1686: steps run once, a sleep is working, the question reaches the requestor and is answered', async () => {
-      // SEP-1686 tasks live in the session that named them, so this generation is driven without a restart.
+      // Unauthenticated, so the tasks live in the session that named them; the question is answered on the original
+      // request's stream (the restart scenarios above use an authenticated requestor).
       const env = environment();
       const fixture = await HttpFixture.start({ env });
       const peer = await fixture.peer();

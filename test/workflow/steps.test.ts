@@ -197,7 +197,9 @@ describe('the journaled step API on the engine', () => {
     const parked = await waitFor(first.engine, task.taskId, (record) => record.suspended === true);
     expect(parked.status).toBe('working');
     expect(parked.wakeAt).toBeGreaterThan(Date.now());
-    expect(first.executor.activeCount).toBe(0);
+    // The run that parked returns right after its record write: its slot is free while the task still sleeps.
+    await until(() => first.executor.activeCount === 0, 1000);
+    expect((await first.engine.get('o', task.taskId)).suspended).toBe(true);
     // This process goes away while the task sleeps; another one takes over.
     await first.executor.close();
     await first.engine.close();

@@ -7,15 +7,19 @@ import {
   type Executor,
   type TaskRecord,
   type TaskStore,
+  type WakeEntry,
 } from '../../engine/index.js';
 import {
   DEFAULT_QUEUE_NAME,
   TASK_JOB_NAME,
   taskJobId,
   toConnectionOptions,
+  WAKE_JOB_NAME,
+  wakeJobId,
   type QueueConnection,
-  type TaskJobData,
-  type TaskJobResult,
+  type QueueJobData,
+  type QueueJobName,
+  type QueueJobResult,
 } from './queueJob.js';
 
 export interface QueueExecutorOptions {
@@ -59,7 +63,7 @@ export class QueueExecutor implements Executor {
   readonly runnerId: string;
   readonly leasesOnCreate = false;
   readonly queueName: string;
-  readonly queue: Queue<TaskJobData, TaskJobResult, typeof TASK_JOB_NAME>;
+  readonly queue: Queue<QueueJobData, QueueJobResult, QueueJobName>;
   private readonly engine: Pick<EngineHandle, 'fail'>;
   private readonly store: Pick<TaskStore, 'countActive'> | undefined;
   private readonly enqueueTimeoutMs: number;
@@ -74,7 +78,7 @@ export class QueueExecutor implements Executor {
     this.enqueueTimeoutMs = options.enqueueTimeoutMs ?? 10_000;
     this.logger = options.logger;
     const connection: ConnectionOptions = toConnectionOptions(options.connection);
-    this.queue = new Queue<TaskJobData, TaskJobResult, typeof TASK_JOB_NAME>(this.queueName, {
+    this.queue = new Queue<QueueJobData, QueueJobResult, QueueJobName>(this.queueName, {
       connection,
       ...(options.prefix !== undefined && { prefix: options.prefix }),
       defaultJobOptions: {
@@ -114,6 +118,25 @@ export class QueueExecutor implements Executor {
       await this.engine.fail(task.taskId, message).catch(() => {});
       throw new QueueUnavailableError(message, { cause: error });
     }
+  }
+
+  /**
+   * A parked task's durable timer as a delayed job due at `wakeAt`: whichever worker takes it then wakes the task
+   * through the engine, which resumes it only if it is still parked until that time (a duplicate, late or stale
+   * timer changes nothing; an early one is put back). The engine's wake-at index poll stays as a safety net.
+   */
+  async scheduleWake(entry: WakeEntry): Promise<void> {
+    if (this.closed) throw new Error('the queue executor is closed');
+    const { taskId, wakeAt } = entry;
+    await withTimeout(
+      this.queue.add(
+        WAKE_JOB_NAME,
+        { taskId, wakeAt },
+        { jobId: wakeJobId(taskId, wakeAt), delay: Math.max(0, wakeAt - Date.now()) },
+      ),
+      this.enqueueTimeoutMs,
+      `Redis did not take the timer within ${this.enqueueTimeoutMs} ms`,
+    );
   }
 
   /**

@@ -15,9 +15,14 @@ import {
 import {
   DEFAULT_QUEUE_NAME,
   toConnectionOptions,
+  WAKE_JOB_NAME,
   type QueueConnection,
+  type QueueJobData,
+  type QueueJobResult,
   type TaskJobData,
   type TaskJobResult,
+  type WakeJobData,
+  type WakeJobResult,
 } from './queueJob.js';
 import { RunAdmission } from './RunAdmission.js';
 import { ToolSlots } from './ToolSlots.js';
@@ -54,6 +59,12 @@ export interface QueueWorkerOptions {
   stalledIntervalMs?: number;
   /** Times BullMQ hands a stalled job to another worker before failing it. Default 5. */
   maxStalledCount?: number;
+  /**
+   * How long an idle worker waits for a job before it looks again (BullMQ's `drainDelay`, 5 s there). BullMQ tells
+   * one worker when the next delayed job (a durable timer, a deferred run) is due; should that worker die, the others
+   * find the job at their next look, so this bounds how late it starts. Default 1 s.
+   */
+  drainDelayMs?: number;
   /** How long `close()` lets running tasks finish before handing them back. Default 30 s. */
   shutdownTimeoutMs?: number;
   logger?: EngineLogger;
@@ -86,7 +97,7 @@ export class QueueWorker {
   readonly runnerId: string;
   readonly queueName: string;
   private readonly engine: QueueWorkerEngine;
-  private readonly worker: Worker<TaskJobData, TaskJobResult>;
+  private readonly worker: Worker<QueueJobData, QueueJobResult>;
   private readonly runner: TaskRunner;
   private readonly shutdownTimeoutMs: number;
   private readonly logger: EngineLogger;
@@ -103,7 +114,7 @@ export class QueueWorker {
     this.logger = options.logger ?? silent;
     this.deferMs = options.deferMs ?? 1000;
     const concurrency = Math.max(1, options.concurrency ?? 16);
-    this.worker = new Worker<TaskJobData, TaskJobResult>(this.queueName, (job, token) => this.process(job, token), {
+    this.worker = new Worker<QueueJobData, QueueJobResult>(this.queueName, (job, token) => this.take(job, token), {
       connection: toConnectionOptions(options.connection),
       ...(options.prefix !== undefined && { prefix: options.prefix }),
       name: this.runnerId,
@@ -112,6 +123,7 @@ export class QueueWorker {
       lockDuration: options.lockDurationMs ?? 6_000,
       stalledInterval: options.stalledIntervalMs ?? 3_000,
       maxStalledCount: options.maxStalledCount ?? 5,
+      drainDelay: (options.drainDelayMs ?? 1000) / 1000,
     });
     const toolSlots = new ToolSlots(
       () => this.worker.getBackend().client,
@@ -140,7 +152,10 @@ export class QueueWorker {
     });
     this.worker.on('error', (error: Error) => this.logger.warn({ error: String(error) }, 'task queue worker'));
     this.worker.on('failed', (job, error) => {
-      if (job) void this.onJobFailed(job.data, error);
+      if (job?.name === WAKE_JOB_NAME) {
+        // The wake-at index poll still finds the timer.
+        this.logger.warn({ ...job.data, error: error.message }, 'durable timer job failed');
+      } else if (job) void this.onJobFailed(job.data as TaskJobData, error);
     });
   }
 
@@ -179,6 +194,26 @@ export class QueueWorker {
   }
 
   // ---- one job --------------------------------------------------------------------------------------------------
+
+  private take(job: Job<QueueJobData, QueueJobResult>, token?: string): Promise<QueueJobResult> {
+    if (job.name === WAKE_JOB_NAME) return this.wake(job as Job<WakeJobData, WakeJobResult>, token);
+    return this.process(job as Job<TaskJobData, TaskJobResult>, token);
+  }
+
+  /**
+   * A durable timer came due: the engine resumes the task (queueing its next run) only if the record is still parked
+   * until this very time, with a compare-and-set, so a duplicate, late or stale timer changes nothing. The run then
+   * claims the task's journal fence as any run does. One that came early (clocks of processes differ) is put back.
+   */
+  private async wake(job: Job<WakeJobData, WakeJobResult>, token?: string): Promise<WakeJobResult> {
+    const { taskId, wakeAt } = job.data;
+    if (wakeAt > Date.now()) {
+      await job.moveToDelayed(wakeAt, token);
+      throw new DelayedError();
+    }
+    const woken = await this.engine.wake({ taskId, wakeAt });
+    return { taskId, wakeAt, outcome: woken ? 'woken' : 'stale' };
+  }
 
   private async process(job: Job<TaskJobData, TaskJobResult>, token?: string): Promise<TaskJobResult> {
     const { taskId, attempt } = job.data;

@@ -12,6 +12,26 @@ export interface TaskJobData {
   attempt: number;
 }
 
+/** BullMQ job name of a durable timer: a delayed job that wakes a parked task (Executor.scheduleWake). */
+export const WAKE_JOB_NAME = 'wake';
+
+/** What a wake job carries: the task and the wake time it was parked until (the engine's WakeEntry). */
+export interface WakeJobData {
+  taskId: string;
+  wakeAt: number;
+}
+
+/** How a wake job ended: the task resumed, or the timer no longer concerned it (one that came early is put back). */
+export interface WakeJobResult {
+  taskId: string;
+  wakeAt: number;
+  outcome: 'woken' | 'stale';
+}
+
+export type QueueJobName = typeof TASK_JOB_NAME | typeof WAKE_JOB_NAME;
+export type QueueJobData = TaskJobData | WakeJobData;
+export type QueueJobResult = TaskJobResult | WakeJobResult;
+
 /** How a worker's run of one job ended, kept as the BullMQ job's return value for inspection. */
 export interface TaskJobResult {
   taskId: string;
@@ -31,4 +51,12 @@ export function toConnectionOptions(connection: QueueConnection): ConnectionOpti
 /** One job per run: a re-run after recovery gets a fresh id, while a duplicate add of the same run is a no-op. */
 export function taskJobId(taskId: string, attempt: number): string {
   return `${taskId}-${attempt}`;
+}
+
+/**
+ * One job per timer: a task parked again until the same time (a per-task deadline shared by its waits) adds a
+ * duplicate, which BullMQ ignores while the first is kept; the worker re-checks the record whenever it fires.
+ */
+export function wakeJobId(taskId: string, wakeAt: number): string {
+  return `${taskId}-wake-${wakeAt}`;
 }

@@ -46,8 +46,11 @@ export interface RunWorkerOptions {
   shutdownTimeoutMs?: number;
   /** Engine settings: `leaseMs` (how soon a dead worker is noticed; default 6 s here), `recoveryIntervalMs`, … */
   engine?: Omit<TaskEngineOptions, 'store' | 'executor' | 'logger'>;
-  /** BullMQ job-lock tuning and how long a job that may not start yet waits (see QueueWorkerOptions). */
-  queue?: Pick<QueueWorkerOptions, 'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'deferMs'>;
+  /** BullMQ job-lock tuning, how long a job that may not start yet waits, idle polling (see QueueWorkerOptions). */
+  queue?: Pick<
+    QueueWorkerOptions,
+    'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'deferMs' | 'drainDelayMs'
+  >;
   logger?: EngineLogger;
 }
 
