@@ -197,7 +197,11 @@ describe('the journaled step API on the engine', () => {
     const parked = await waitFor(first.engine, task.taskId, (record) => record.suspended === true);
     expect(parked.status).toBe('working');
     expect(parked.wakeAt).toBeGreaterThan(Date.now());
-    expect(first.executor.activeCount).toBe(0);
+    // The park is stored (and visible) a moment before the run returns and gives its slot back: wait for that, and
+    // check that it happens while the task still sleeps and stays parked.
+    await until(() => first.executor.activeCount === 0);
+    expect(Date.now()).toBeLessThan(parked.wakeAt as number);
+    expect(await first.engine.get('o', task.taskId)).toMatchObject({ suspended: true, status: 'working' });
     // This process goes away while the task sleeps; another one takes over.
     await first.executor.close();
     await first.engine.close();
