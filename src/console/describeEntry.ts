@@ -18,6 +18,8 @@ export function describeEntry(entry: TimelineEntry): string {
       return `runner ${entry.runner ?? '?'}`;
     case 'input_requested':
       return `asked (${entry.method ?? 'input'})${entry.message ? `: ${entry.message}` : ''}`;
+    case 'input_offered':
+      return `offered ${entry.key ?? ''} (${entry.method ?? 'input'})${entry.message ? `: ${entry.message}` : ''}`;
     case 'input_answered':
       return `answered${entry.error ? ' with an error' : ''} (${entry.key ?? ''})`;
     case 'input_withdrawn':

@@ -1,4 +1,4 @@
-import { isTerminal, type TaskRecord } from '../engine/index.js';
+import { isTerminal, type StandingOffer, type TaskRecord } from '../engine/index.js';
 
 /** A task as the list shows it. */
 export interface TaskSummary {
@@ -64,7 +64,22 @@ export function detailOf(record: TaskRecord) {
     cancelledBy: record.cancelledBy ?? null,
     inputRequests: Object.entries(record.inputRequests).map(([key, request]) => ({ key, ...request })),
     inputAnswers: Object.entries(record.inputAnswers).map(([key, answer]) => ({ key, answer })),
+    offers: Object.entries(record.offers ?? {}).map(([key, offer]) => offerView(key, offer)),
     outcome: record.outcome ?? null,
     version: record.version,
+  };
+}
+
+/** A standing offer as the task page shows it: its message, and whether the work has an answer and has taken it. */
+function offerView(key: string, offer: StandingOffer) {
+  const message = offer.params?.['message'];
+  return {
+    key,
+    method: offer.method,
+    message: typeof message === 'string' ? message : null,
+    createdAt: offer.createdAt,
+    answered: offer.answered === true,
+    // The record keeps an answer only until a journaled check consumed it (engine/offers.ts).
+    consumed: offer.answered === true && offer.answer === undefined,
   };
 }

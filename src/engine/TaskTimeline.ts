@@ -1,4 +1,4 @@
-import type { TaskRecord } from './TaskRecord.js';
+import type { InputAnswer, PendingInput, TaskRecord } from './TaskRecord.js';
 import { isTerminal, type TaskStatus } from './TaskStatus.js';
 
 /** What one timeline entry records. */
@@ -9,6 +9,7 @@ export type TimelineKind =
   | 'started'
   | 'runner'
   | 'input_requested'
+  | 'input_offered'
   | 'input_answered'
   | 'input_withdrawn'
   | 'suspended'
@@ -25,7 +26,7 @@ export interface TimelineEntry {
   message?: string;
   runner?: string;
   attempt?: number;
-  /** Input requests and answers: the request's key and method. */
+  /** Input requests, offers and answers: the request's key and method. */
   key?: string;
   method?: string;
   /** An answer that was a JSON-RPC error (declined, failed). */
@@ -79,17 +80,15 @@ export function timelineEntries(previous: TaskRecord | undefined, next: TaskReco
     entries.push({ at, kind: 'runner', runner: next.runner });
   }
   for (const [key, request] of Object.entries(next.inputRequests)) {
-    if (key in previous.inputRequests) continue;
-    const entry: TimelineEntry = { at, kind: 'input_requested', key, method: request.method };
-    const message = request.params?.['message'];
-    if (typeof message === 'string') entry.message = cap(message);
-    entries.push(entry);
+    if (!(key in previous.inputRequests)) entries.push(asked(at, 'input_requested', key, request));
   }
   for (const [key, answer] of Object.entries(next.inputAnswers)) {
-    if (key in previous.inputAnswers) continue;
-    const entry: TimelineEntry = { at, kind: 'input_answered', key };
-    if ('error' in answer) entry.error = true;
-    entries.push(entry);
+    if (!(key in previous.inputAnswers)) entries.push(answered(at, key, answer));
+  }
+  for (const [key, offer] of Object.entries(next.offers ?? {})) {
+    const before = previous.offers?.[key];
+    if (!before) entries.push(asked(at, 'input_offered', key, offer));
+    if (offer.answer && !before?.answered) entries.push(answered(at, key, offer.answer));
   }
   if (!isTerminal(next.status)) {
     for (const key of Object.keys(previous.inputRequests)) {
@@ -111,6 +110,19 @@ export function timelineEntries(previous: TaskRecord | undefined, next: TaskReco
   if (next.statusMessage !== undefined && next.statusMessage !== previous.statusMessage)
     entries.push({ at, kind: 'message', message: cap(next.statusMessage) });
   return entries;
+}
+
+function asked(at: number, kind: TimelineKind, key: string, request: PendingInput): TimelineEntry {
+  const entry: TimelineEntry = { at, kind, key, method: request.method };
+  const message = request.params?.['message'];
+  if (typeof message === 'string') entry.message = cap(message);
+  return entry;
+}
+
+function answered(at: number, key: string, answer: InputAnswer): TimelineEntry {
+  const entry: TimelineEntry = { at, kind: 'input_answered', key };
+  if ('error' in answer) entry.error = true;
+  return entry;
 }
 
 function cap(text: string): string {

@@ -11,6 +11,7 @@ export type {
   ProgressUpdate,
   RecoveryMark,
   RetentionPolicy,
+  StandingOffer,
   TaskRecord,
   TaskRequest,
 } from '../engine/index.js';

@@ -23,7 +23,7 @@ import { answerResponse, type Suspension, type WorkflowRun } from './WorkflowRun
 
 /** Largest journaled step result (serialised). */
 export const MAX_STEP_RESULT_BYTES = 1024 * 1024;
-/** Most steps one task may journal. */
+/** Most journal rows one task may hold, whatever their kind (steps, sleeps, questions, offers, checks). */
 export const MAX_STEPS_PER_TASK = 10_000;
 
 /** The step API of a task run: every step goes through the task's journal in the store. */
@@ -63,9 +63,6 @@ export class JournaledStep implements Step {
     if (begin.state === 'completed') return begin.value as T;
     if (begin.state === 'failed') throw reviveError(begin.error);
     if (begin.state === 'waiting') return this.suspend({ wakeAt: begin.wakeAt });
-    if (journal.size >= MAX_STEPS_PER_TASK) {
-      throw new StepResultError(name, `the task already has ${MAX_STEPS_PER_TASK} steps`);
-    }
     const span = new StepSpan(name, begin.attempt);
     try {
       return await span.within(() => this.runStep(name, config, fn, journal, begin.attempt, span));
@@ -172,7 +169,10 @@ export class JournaledStep implements Step {
     await this.run.context.setStatusMessage(message);
   }
 
-  /** Every step starts here: names are unique, and a stopped run goes no further (spec R50 for cancellation). */
+  /**
+   * Every step starts here: names are unique, a stopped run goes no further (spec R50 for cancellation), and a step
+   * that would add a row to a full journal fails without retries (docs/limits.md), so no loop grows it without bound.
+   */
   private async enter(name: string) {
     if (this.run.stopped) {
       this.signal.throwIfAborted();
@@ -183,7 +183,12 @@ export class JournaledStep implements Step {
     }
     if (this.used.has(name)) throw new DuplicateStepError(name);
     this.used.add(name);
-    return this.run.journal();
+    const journal = await this.run.journal();
+    const max = this.run.maxSteps;
+    if (journal.kindOf(name) === undefined && journal.size >= max) {
+      throw new StepResultError(name, `the task already has ${max} steps`);
+    }
+    return journal;
   }
 
   /** Whether an answer to an offer waits unconsumed (read from the store: it may have arrived during this run). */

@@ -55,6 +55,8 @@ export class WorkflowRun {
   constructor(
     private readonly engine: WorkflowEngine,
     readonly context: TaskWorkContext,
+    /** Most journal rows the task may hold (`MAX_STEPS_PER_TASK`). */
+    readonly maxSteps: number,
   ) {
     runs.set(this.token, this);
   }

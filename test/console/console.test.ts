@@ -183,6 +183,35 @@ describe.skipIf(!available)('the task console in Chromium', () => {
     expect((await asking.outcome()).status).toBe('completed');
   });
 
+  it("shows a workflow task's standing offers, escaped, as they are answered and taken", async () => {
+    const offering = await (await h.client('ext-2026')).callTool('offering', { label: 'the gate' });
+    const offerId = await started(h, offering);
+    const owner = (await h.tasks.engine.store.get(offerId))?.owner as string;
+    const { page } = await open(h, ADMIN_TOKEN);
+    await page.goto(`${h.consoleUrl}#/task/${offerId}`);
+    const offer = (key: string) => page.locator(`.offer[data-offer="${key}"]`);
+    const state = (key: string, text: string) =>
+      offer(key)
+        .locator('dd', { hasText: new RegExp(`^${text}$`) })
+        .waitFor();
+    for (const key of ['stop', 'note', 'colour']) await state(key, 'not answered');
+    // The message is shown as text: its markup is not parsed.
+    expect(await offer('stop').locator('strong').textContent()).toBe('Stop <b>the gate</b>?');
+    expect(await offer('stop').locator('b').count()).toBe(0);
+    await offer('colour').locator('strong', { hasText: 'Which colour for the gate?' }).waitFor();
+
+    const answer = { result: { action: 'accept', content: {} } };
+    // The answer to `colour` ends the sleep; the task takes it and holds on.
+    expect(await h.tasks.engine.answerInput(owner, offerId, { colour: answer })).toEqual({ accepted: ['colour'] });
+    await state('colour', 'answered, taken by the task');
+    expect(await h.tasks.engine.answerInput(owner, offerId, { note: answer })).toEqual({ accepted: ['note'] });
+    await state('note', 'answered, not yet taken by the task');
+    await state('stop', 'not answered');
+    await page.locator('h1 + p .status.working').waitFor();
+    await page.locator('ol.timeline li[data-kind="input_offered"]').first().waitFor();
+    await offering.cancel();
+  });
+
   it('lets an admin cancel a running task after confirming; its requestor sees cancelled', async () => {
     const { page } = await open(h, ADMIN_TOKEN);
     await page.goto(`${h.consoleUrl}#/task/${ids['core']}`);

@@ -8,6 +8,7 @@ import * as z from 'zod/v4';
 
 import { TaskClient, type DialectPreference } from '../../src/client/index.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
+import { withSteps } from '../../src/workflow/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ADMIN_TOKEN = 'admin-token-for-tests';
@@ -21,7 +22,16 @@ export function chromiumAvailable(): boolean {
   return false;
 }
 
-/** Tools of the console tests: one that runs until cancelled, one that asks a question, one that ends at once. */
+/** A standing offer's request, as `step.offer` takes it. */
+function offerOf(message: string) {
+  return { method: 'elicitation/create', params: { message, requestedSchema: { type: 'object', properties: {} } } };
+}
+
+/**
+ * Tools of the console tests: one that runs until cancelled, one that asks a question, one that ends at once, and a
+ * workflow with three standing offers that sleeps until one is answered, takes the answer to `colour` and then runs
+ * until cancelled.
+ */
 function createServer(): McpServer {
   const server = new McpServer({ name: 'console-tests', version: '1.0.0' });
   const label = { inputSchema: z.object({ label: z.string() }) };
@@ -45,6 +55,19 @@ function createServer(): McpServer {
   server.registerTool('quick', label, async ({ label: text }) => ({
     content: [{ type: 'text', text: `done ${text}` }],
   }));
+  server.registerTool(
+    'offering',
+    label,
+    withSteps<{ label: string }>(async ({ label: text }, step) => {
+      await step.offer('stop', offerOf(`Stop <b>${text}</b>?`));
+      await step.offer('note', offerOf(`A note for ${text}?`));
+      await step.offer('colour', offerOf(`Which colour for ${text}?`));
+      await step.sleep('nap', '10m');
+      const colour = await step.checkInput('check-colour', 'colour');
+      await step.do('hold', ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', reject)));
+      return { content: [{ type: 'text', text: JSON.stringify(colour) }] };
+    }),
+  );
   return server;
 }
 
@@ -64,7 +87,7 @@ export interface ConsoleHarness {
 export async function startConsoleHarness(): Promise<ConsoleHarness> {
   const tasks = await createMcpTasks({
     server: createServer,
-    tools: { sleepy: 'optional', ask: 'optional', quick: 'optional' },
+    tools: { sleepy: 'optional', ask: 'optional', quick: 'optional', offering: 'optional' },
     store: 'memory',
   });
   const http = await serveHttp(tasks, createServer, {

@@ -48,6 +48,24 @@ describe.each(STORE_FACTORIES)('task timeline through the engine (%s)', (_name, 
     ]);
   });
 
+  it('records an offer and its first answer, the status unchanged', async () => {
+    const clock = new ManualClock();
+    engine = await startEngine(makeStore(), { clock });
+    const { task } = await engine.create({ owner: 'alice', request, dialect: 'ext-tasks', run: false });
+    await engine.markStarted(task.taskId, 'runner-1');
+    clock.advance(10);
+    await engine.offer(task.taskId, 1, 'stop', { method: 'elicitation/create', params: { message: 'Stop?' } });
+    clock.advance(10);
+    await engine.answerInput('alice', task.taskId, { stop: { error: { code: -1, message: 'declined' } } });
+    await engine.answerInput('alice', task.taskId, { stop: { result: { action: 'accept' } } });
+    const t0 = task.createdAt;
+    const timeline = await engine.timeline('alice', task.taskId);
+    expect(timeline.filter((entry) => entry.at > t0)).toEqual([
+      { at: t0 + 10, kind: 'input_offered', key: 'stop', method: 'elicitation/create', message: 'Stop?' },
+      { at: t0 + 20, kind: 'input_answered', key: 'stop', error: true },
+    ]);
+  });
+
   it('says who cancelled when no one is named, and is scoped like the task', async () => {
     engine = await startEngine(makeStore());
     const { task } = await engine.create({ owner: 'bob', request, dialect: 'ext-tasks', run: false });

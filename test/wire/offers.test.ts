@@ -179,20 +179,21 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
         it('an answer given while parked in the sleep survives a kill -9 and a restart', async () => {
           const env = environment();
           const first = await HttpFixture.start({ env });
+          let sleeping = 0;
           const taskId = await (async () => {
             const wire = await connect(first);
-            const id = await wire.create({ rounds: 3, roundMs: 10_000, label: 'crash' });
+            const id = await wire.create({ rounds: 3, roundMs: 30_000, label: 'crash' });
             await sleepingIn(env, id, 0);
+            sleeping = Date.now();
             await wire.answer(id, true);
             return id;
           })();
           await kill9(first);
-          const restarted = Date.now();
           await onServer(env, async (wire) => {
             const { result } = await wire.result(taskId);
+            // Lost, the answer would leave three full rounds; kept but not waking the task, the first sleep.
             expect(result['structuredContent']).toEqual({ rounds: 1, stoppedEarly: true });
-            // Not the rest of the ten-second sleep: recovered after a lapsed lease at most.
-            expect(Date.now() - restarted).toBeLessThan(8000);
+            expect(Date.now() - sleeping).toBeLessThan(25_000);
           });
         });
       });

@@ -197,9 +197,11 @@ describe('the journaled step API on the engine', () => {
     const parked = await waitFor(first.engine, task.taskId, (record) => record.suspended === true);
     expect(parked.status).toBe('working');
     expect(parked.wakeAt).toBeGreaterThan(Date.now());
-    // The run that parked returns right after its record write: its slot is free while the task still sleeps.
-    await until(() => first.executor.activeCount === 0, 1000);
-    expect((await first.engine.get('o', task.taskId)).suspended).toBe(true);
+    // The park is stored (and visible) a moment before the run returns and gives its slot back: wait for that, and
+    // check that it happens while the task still sleeps and stays parked.
+    await until(() => first.executor.activeCount === 0);
+    expect(Date.now()).toBeLessThan(parked.wakeAt as number);
+    expect(await first.engine.get('o', task.taskId)).toMatchObject({ suspended: true, status: 'working' });
     // This process goes away while the task sleeps; another one takes over.
     await first.executor.close();
     await first.engine.close();
@@ -263,10 +265,10 @@ describe('standing offers of the step API', () => {
   const STOP = { method: 'elicitation/create', params: { message: 'Stop?' } };
   const YES = { result: { action: 'accept', content: { stop: true } } };
 
-  async function run(handler: WorkflowHandler<Record<string, unknown>>) {
+  async function run(handler: WorkflowHandler<Record<string, unknown>>, maxSteps?: number) {
     const store = new SqliteStore({ path: join(tempDir(), 'offers.db') });
     const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 200 });
-    const executor = new InProcessExecutor({ engine, work: journaledWork(engine, toolWork(handler)) });
+    const executor = new InProcessExecutor({ engine, work: journaledWork(engine, toolWork(handler), maxSteps) });
     engine.setExecutor(executor);
     await engine.start();
     cleanups.push(async () => {
@@ -351,6 +353,50 @@ describe('standing offers of the step API', () => {
     const [key] = Object.keys((await clash.engine.get('o', clash.taskId)).inputRequests);
     await clash.engine.answerInput('o', clash.taskId, { [key as string]: YES });
     expect(JSON.stringify((await clash.done()).outcome)).toContain('DuplicateStepError');
+  });
+
+  /** The task's end when its handler loops without end: refused at the bound, with exactly `max` rows journaled. */
+  async function boundedLoop(max: number, loop: WorkflowHandler<Record<string, unknown>>, answer: boolean) {
+    const { engine, taskId, done } = await run(loop, max);
+    if (answer) {
+      await waitFor(engine, taskId, (record) => record.suspended === true);
+      expect(await engine.answerInput('o', taskId, { stop: YES })).toEqual({ accepted: ['stop'] });
+    }
+    const final = await done();
+    expect(final.outcome).toMatchObject({ kind: 'result', result: { isError: true } });
+    expect(JSON.stringify(final.outcome)).toContain(`the task already has ${max} steps`);
+    expect(await engine.store.journal?.read(taskId)).toHaveLength(max);
+  }
+
+  it('bounds the journal of a handler sleeping in a loop while an answer waits unconsumed', async () => {
+    let naps = 0;
+    await boundedLoop(
+      6,
+      async (_args, step) => {
+        await step.offer('stop', STOP);
+        // Never checks the offer: once answered, every sleep ends at once and the loop would journal without end.
+        for (let i = 0; ; i++) {
+          naps = i;
+          await step.sleep(`nap-${i}`, 60_000);
+        }
+      },
+      true,
+    );
+    // The offer and five naps fill the journal; the sixth nap is refused.
+    expect(naps).toBe(5);
+  });
+
+  it('bounds the journal of a handler checking an offer that is never answered', async () => {
+    await boundedLoop(
+      5,
+      async (_args, step) => {
+        await step.offer('stop', STOP);
+        for (let i = 0; ; i++) {
+          if ((await step.checkInput(`check-${i}`, 'stop')).state === 'answered') return { content: [] };
+        }
+      },
+      false,
+    );
   });
 
   it('on a plain call an offer is never answered and a check finds nothing', async () => {

@@ -52,6 +52,7 @@ ol.timeline { list-style: none; padding: 0; margin: 0; }
 ol.timeline li { display: grid; grid-template-columns: 11em 6em 1fr; gap: 8px; padding: 4px 0; border-bottom: 1px solid var(--line); }
 ol.timeline time, ol.timeline .offset { color: var(--muted); font-variant-numeric: tabular-nums; font-size: 13px; }
 .question { border-left: 4px solid var(--input_required); padding-left: 10px; margin: 8px 0; }
+.question.offer { border-left-color: var(--working); }
 .error { color: var(--failed); }
 dialog { border: 1px solid var(--line); border-radius: 8px; background: var(--card); color: var(--fg); max-width: 420px; }
 dialog::backdrop { background: rgba(0, 0, 0, 0.4); }

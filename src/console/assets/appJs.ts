@@ -242,6 +242,11 @@ function json(value) {
   return el('pre', { text: JSON.stringify(value, null, 2) });
 }
 
+function offerState(offer) {
+  if (!offer.answered) return 'not answered';
+  return offer.consumed ? 'answered, taken by the task' : 'answered, not yet taken by the task';
+}
+
 function retentionText(task) {
   const r = task.retention;
   const ms = r.kind === 'ttl' ? r.ttlMs : r.keepAliveMs;
@@ -276,6 +281,13 @@ function drawTask(data) {
         el('p', {}, [el('strong', { text: request.params && request.params.message ? request.params.message : request.method })]),
         fields([['Method', request.method], ['Asked', fmtTime(request.createdAt)], ['Key', request.key]]),
         request.params && request.params.requestedSchema ? json(request.params.requestedSchema) : null,
+      ])))));
+  }
+  if (task.offers.length > 0) {
+    parts.push(el('section', { 'aria-labelledby': 'offers-title' }, [el('h2', { id: 'offers-title', text: 'Standing offers' })].concat(
+      task.offers.map((offer) => el('div', { class: 'question offer', 'data-offer': offer.key }, [
+        el('p', {}, [el('strong', { text: offer.message || offer.method })]),
+        fields([['Key', offer.key], ['Method', offer.method], ['Offered', fmtTime(offer.createdAt)], ['State', offerState(offer)]]),
       ])))));
   }
   if (task.inputAnswers.length > 0) {
