@@ -63,14 +63,18 @@ export class FastTaskStream {
 
   /** Writes the headers and the priming event; messages sent before wait for it. */
   async open(res: ServerResponse): Promise<void> {
-    res.writeHead(200, sseHeaders(this.options.sessionId));
-    res.flushHeaders();
-    this.attach(res);
-    if (this.options.primed) {
-      const id = await this.options.events.storeEvent(this.streamId, {} as JSONRPCMessage);
-      this.write(`id: ${id}\nretry: ${this.options.retryMs}\ndata: \n\n`);
+    try {
+      res.writeHead(200, sseHeaders(this.options.sessionId));
+      res.flushHeaders();
+      this.attach(res);
+      if (this.options.primed) {
+        const id = await this.options.events.storeEvent(this.streamId, {} as JSONRPCMessage);
+        this.write(`id: ${id}\nretry: ${this.options.retryMs}\ndata: \n\n`);
+      }
+    } finally {
+      // Whatever happened to the client, the request's messages are still stored for a resumption.
+      this.opened();
     }
-    this.opened();
   }
 
   /** Stores a message of the request and writes it if a client is attached; the response ends the stream. */
