@@ -268,6 +268,11 @@ describe('fast path for task traffic of 2025-era sessions: same answers and refu
         }),
       });
       const taskId = (messagesOf(created)[0]?.['result'] as { task: { taskId: string } }).task.taskId;
+      // Finished first (a wait, not a poll), so every poll sees the same status on both servers.
+      await send(peer.url, {
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 15, method: 'tasks/result', params: { taskId } }),
+      });
       for (let i = 0; i < 4; i++)
         answers[index]?.push(
           await send(peer.url, {
