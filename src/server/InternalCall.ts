@@ -15,7 +15,7 @@ import {
 } from '../rpc/index.js';
 import { CORE_PROTOCOL_VERSION } from '../protocol/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
-import type { ServerFactory, TransportLike } from './ServerLike.js';
+import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
 
 /** Marks the server end of an internal link, so an attached server does not add tasks to its own internal calls. */
 export const INTERNAL_TRANSPORT = Symbol.for('mcp-tasks.internal-transport');
@@ -35,52 +35,117 @@ export interface InternalCallHooks {
 
 /**
  * Runs one request as an internal call: a fresh instance of the author's server, connected over an in-memory link,
- * receives the original request without its task part; its response is the task's outcome (DESIGN.md §4).
+ * receives the original request without its task part; its response is the task's outcome (DESIGN.md §4). Task runs
+ * reuse links instead (InternalLinkPool) unless the author asks for a fresh instance per task.
  */
 export async function runInternalCall(
   factory: ServerFactory,
   request: TaskRequest,
   hooks: InternalCallHooks,
 ): Promise<TaskOutcome> {
-  const instance = await factory({ era: 'legacy' });
-  const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
-  Object.defineProperty(serverEnd, INTERNAL_TRANSPORT, { value: true });
-  const link = new InternalLink(clientEnd as unknown as TransportLike, hooks);
+  const link = await InternalLink.open(factory, hooks.clientCapabilities);
+  if (!(link instanceof InternalLink)) return link;
   try {
-    await instance.connect(serverEnd);
-    await clientEnd.start();
-    const init = await link.request('initialize', {
-      protocolVersion: CORE_PROTOCOL_VERSION,
-      capabilities: mirroredCapabilities(hooks.clientCapabilities),
-      clientInfo: { name: 'mcp-tasks-internal', version: '1' },
-    });
-    if (isJsonRpcErrorResponse(init)) return { kind: 'error', error: init.error };
-    await link.notify('notifications/initialized');
-    const response = await link.request(request.method, request.params, hooks.signal);
-    if (isJsonRpcErrorResponse(response)) return { kind: 'error', error: response.error };
-    return { kind: 'result', result: response.result };
+    return await link.call(request, hooks);
   } finally {
-    link.dispose();
-    await clientEnd.close().catch(() => {});
-    await instance.close().catch(() => {});
+    await link.close();
   }
 }
 
-/** A minimal JSON-RPC requester over the SDK's in-memory transport: results come back byte-for-byte. */
-class InternalLink {
+/**
+ * An instance of the author's server, initialized over the SDK's in-memory transport with a requestor's
+ * capabilities, that runs calls one at a time: each call's input requests, progress and logs go to that call's hooks.
+ * A minimal JSON-RPC requester: results come back byte-for-byte.
+ */
+export class InternalLink {
   private nextId = 1;
   private readonly pending = new Map<RequestId, (response: JsonRpcResponse) => void>();
-  private disposed = false;
+  private closed = false;
+  /** The call in progress: its request id and hooks. */
+  private current: { id: RequestId; hooks: InternalCallHooks } | undefined;
+  /** The request a message from the server belongs to, while it is being delivered (the transport drops it). */
+  private related: RequestId | undefined;
+  /** A call was abandoned (cancelled): its tool may still be running, so the link is not used again. */
+  private abandoned = false;
 
-  constructor(
+  private constructor(
+    private readonly instance: ServerLike,
     private readonly transport: TransportLike,
-    private readonly hooks: InternalCallHooks,
   ) {
-    transport.onmessage = (message) => this.onMessage(message);
-    transport.onclose = () => this.fail('The tool server closed the internal connection');
+    transport.onmessage = (message) => this.onMessage(message, this.related);
+    transport.onclose = () => {
+      this.closed = true;
+      this.fail('The tool server closed the internal connection');
+    };
   }
 
-  request(method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<JsonRpcResponse> {
+  /** Connects a fresh instance and initializes it; a refused initialize is the outcome of the call that needed it. */
+  static async open(
+    factory: ServerFactory,
+    clientCapabilities: Record<string, unknown>,
+  ): Promise<InternalLink | TaskOutcome> {
+    const instance = await factory({ era: 'legacy' });
+    const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
+    Object.defineProperty(serverEnd, INTERNAL_TRANSPORT, { value: true });
+    const link = new InternalLink(instance, clientEnd as unknown as TransportLike);
+    // The in-memory transport delivers synchronously inside send but drops the options: note the related request.
+    const send = serverEnd.send.bind(serverEnd);
+    serverEnd.send = (message, options) => {
+      link.related = options?.relatedRequestId;
+      try {
+        return send(message, options);
+      } finally {
+        link.related = undefined;
+      }
+    };
+    try {
+      await instance.connect(serverEnd);
+      await clientEnd.start();
+      const init = await link.request('initialize', {
+        protocolVersion: CORE_PROTOCOL_VERSION,
+        capabilities: mirroredCapabilities(clientCapabilities),
+        clientInfo: { name: 'mcp-tasks-internal', version: '1' },
+      });
+      if (isJsonRpcErrorResponse(init)) {
+        await link.close();
+        return { kind: 'error', error: init.error };
+      }
+      await link.notify('notifications/initialized');
+      return link;
+    } catch (error) {
+      await link.close();
+      throw error;
+    }
+  }
+
+  /** Whether another call may run on this link. */
+  get reusable(): boolean {
+    return !this.closed && !this.abandoned && this.current === undefined;
+  }
+
+  /** Runs one request on the instance; `hooks` serve what the tool asks and reports meanwhile. */
+  async call(request: TaskRequest, hooks: InternalCallHooks): Promise<TaskOutcome> {
+    const id = this.nextId;
+    this.current = { id, hooks };
+    try {
+      const response = await this.request(request.method, request.params, hooks.signal);
+      if (isJsonRpcErrorResponse(response)) return { kind: 'error', error: response.error };
+      return { kind: 'result', result: response.result };
+    } catch (error) {
+      this.abandoned = true;
+      throw error;
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.transport.close().catch(() => {});
+    await this.instance.close().catch(() => {});
+  }
+
+  private request(method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<JsonRpcResponse> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const onAbort = () => {
@@ -102,13 +167,9 @@ class InternalLink {
     });
   }
 
-  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
-    if (this.disposed) return;
+  private async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    if (this.closed) return;
     await this.transport.send({ jsonrpc: '2.0', method, ...(params && { params }) }).catch(() => {});
-  }
-
-  dispose(): void {
-    this.disposed = true;
   }
 
   private fail(message: string): void {
@@ -118,7 +179,17 @@ class InternalLink {
     }
   }
 
-  private onMessage(message: JsonRpcMessage): void {
+  /**
+   * The hooks of the call a message from the server belongs to: the current call's, unless the message names another
+   * request (a late message of an earlier call, which has nobody to go to).
+   */
+  private hooksFor(related: RequestId | undefined): InternalCallHooks | undefined {
+    const current = this.current;
+    if (!current || (related !== undefined && related !== current.id)) return undefined;
+    return current.hooks;
+  }
+
+  private onMessage(message: JsonRpcMessage, related: RequestId | undefined): void {
     if (isJsonRpcResponse(message)) {
       const settle = message.id === null ? undefined : this.pending.get(message.id);
       if (settle && message.id !== null) {
@@ -127,23 +198,24 @@ class InternalLink {
       }
       return;
     }
+    const hooks = this.hooksFor(related);
     if (isJsonRpcRequest(message)) {
-      void this.answer(message);
+      void this.answer(message, hooks);
       return;
     }
-    if (!isJsonRpcNotification(message) || !isObject(message.params)) return;
-    if (message.method === 'notifications/progress') this.hooks.onProgress?.(message.params);
-    else if (message.method === 'notifications/message') this.hooks.onLog?.(message.params);
+    if (!hooks || !isJsonRpcNotification(message) || !isObject(message.params)) return;
+    if (message.method === 'notifications/progress') hooks.onProgress?.(message.params);
+    else if (message.method === 'notifications/message') hooks.onLog?.(message.params);
   }
 
   /** Requests from the tool: input requests go to the requestor through the task; pings are answered here. */
-  private async answer(request: JsonRpcRequest): Promise<void> {
+  private async answer(request: JsonRpcRequest, hooks: InternalCallHooks | undefined): Promise<void> {
     let reply: JsonRpcResponse;
     if (request.method === 'ping') {
       reply = { jsonrpc: '2.0', id: request.id, result: {} };
-    } else if (INPUT_METHODS.has(request.method)) {
+    } else if (INPUT_METHODS.has(request.method) && hooks) {
       try {
-        const answer = await this.hooks.requestInput({
+        const answer = await hooks.requestInput({
           method: request.method,
           ...(request.params && { params: request.params }),
         });
@@ -158,6 +230,12 @@ class InternalLink {
           error: { code: ErrorCodes.INTERNAL_ERROR, message: `Input request failed: ${String(error)}` },
         };
       }
+    } else if (INPUT_METHODS.has(request.method)) {
+      reply = {
+        jsonrpc: '2.0',
+        id: request.id,
+        error: { code: ErrorCodes.INTERNAL_ERROR, message: 'Input request failed: the call it belongs to has ended' },
+      };
     } else {
       reply = {
         jsonrpc: '2.0',
@@ -165,6 +243,6 @@ class InternalLink {
         error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `Method not found: ${request.method}` },
       };
     }
-    if (!this.disposed) await this.transport.send(reply).catch(() => {});
+    if (!this.closed) await this.transport.send(reply).catch(() => {});
   }
 }

@@ -29,6 +29,7 @@ import type { TaskMetrics } from './TaskMetrics.js';
 import { HeldCalls, type HeldCallLimits } from './HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
 import { INTERNAL_TRANSPORT } from './InternalCall.js';
+import { InternalLinkPool } from './InternalLinkPool.js';
 import { warmModernLink } from './ModernInternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateClass, type RateKey, type RateLimit } from './RateLimiter.js';
 import type { CallerOptions } from './resolveCaller.js';
@@ -48,7 +49,12 @@ export interface McpTasksOptions {
   tools:
     Record<string, TaskSupport | ToolTaskPolicy> | ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined);
   /**
-   * The work of every task. Default: an internal call of the original request on a fresh instance from `server`.
+   * Run each task on a fresh instance from `server` (its own MCP handshake) instead of reusing instances between
+   * tasks, one call at a time each. For servers whose instances keep state of one call. Default false.
+   */
+  freshServerPerTask?: boolean;
+  /**
+   * The work of every task. Default: an internal call of the original request on an instance from `server`.
    * A gateway replaces it to forward the request elsewhere; `hooks.onProgress` reaches the requestor.
    */
   work?: (engine: TaskEngine, hooks: TaskWorkHooks) => TaskWork;
@@ -127,6 +133,8 @@ export class McpTasks implements ConnectionHost {
   private readonly connections = new Map<string, TaskConnection>();
   private readonly rate: RateLimiter | undefined;
   private readonly progressRelay: ProgressRelay | undefined;
+  /** Instances of the author's server kept between task runs (none with `freshServerPerTask`). */
+  private readonly links: InternalLinkPool | undefined;
 
   private constructor(
     private readonly options: McpTasksOptions,
@@ -134,6 +142,7 @@ export class McpTasks implements ConnectionHost {
     Metrics: typeof TaskMetrics | undefined,
   ) {
     this.logger = options.logger ?? silent;
+    this.links = options.freshServerPerTask ? undefined : new InternalLinkPool(options.server);
     this.sep = new SepDialect({ requests: new Set(options.sep1686Requests ?? []) });
     this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
     this.fallback = options.fallbackTools
@@ -180,7 +189,12 @@ export class McpTasks implements ConnectionHost {
     // Custom work (e.g. a proxy) runs no local tools, so it needs no step journal.
     const run = options.work
       ? options.work(this.engine, hooks)
-      : journaledWork(this.engine, createTaskWork(options.server, hooks));
+      : journaledWork(
+          this.engine,
+          createTaskWork(options.server, hooks, {
+            ...(this.links ? { pool: this.links } : { freshServerPerTask: true }),
+          }),
+        );
     this.executor = options.executor
       ? options.executor(this.engine, run)
       : new InProcessExecutor({
@@ -271,6 +285,7 @@ export class McpTasks implements ConnectionHost {
     this.progressRelay?.close();
     await this.executor.close();
     await this.engine.close();
+    await this.links?.close();
   }
 
   /**

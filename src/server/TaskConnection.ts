@@ -53,6 +53,9 @@ export interface ConnectionHost {
   unregister(connection: TaskConnection): void;
 }
 
+/** Where the messages that go with one request travel: its related requests and notifications, then its response. */
+export type RequestStream = (message: JsonRpcMessage) => Promise<void>;
+
 /** A 2026-07-28 request carries its protocol version in the per-request `_meta` envelope; 2025-era ones never do. */
 function isModern(request: JsonRpcRequest, extra: MessageExtraLike | undefined): boolean {
   const classification = extra?.['classification'];
@@ -78,6 +81,8 @@ export class TaskConnection implements TransportLike {
   private readonly tracked = new Map<RequestId, { initialize: boolean; decorations: Decoration[] }>();
   private readonly inFlightInputs = new Set<string>();
   private readonly following = new Map<string, () => void>();
+  /** The protocol versions the SDK server told its transport it speaks (the `MCP-Protocol-Version` header check). */
+  private supportedVersions: readonly string[] | undefined;
   /** What the session's `initialize` settled: the requestor's capabilities and the protocol version. */
   private readonly session: {
     clientCapabilities?: Record<string, unknown> | undefined;
@@ -108,7 +113,13 @@ export class TaskConnection implements TransportLike {
   }
 
   setSupportedProtocolVersions(versions: string[]): void {
+    this.supportedVersions = [...versions];
     this.inner.setSupportedProtocolVersions?.(versions);
+  }
+
+  /** Whether the SDK server speaks `version`; undefined until it told its transport. */
+  speaksVersion(version: string): boolean | undefined {
+    return this.supportedVersions?.includes(version);
   }
 
   async start(): Promise<void> {
@@ -136,12 +147,16 @@ export class TaskConnection implements TransportLike {
 
   /** Sends a notification to this requestor unless the connection is gone. */
   async notify(message: JsonRpcNotification, relatedRequestId?: RequestId): Promise<void> {
+    const options = relatedRequestId === undefined ? undefined : { relatedRequestId };
+    await this.notifyOn((m) => this.inner.send(m, options), message);
+  }
+
+  /** A notification on one request's stream, unless the connection is gone. */
+  private async notifyOn(stream: RequestStream, message: JsonRpcNotification): Promise<void> {
     if (this.closed) return;
-    await this.inner
-      .send(message, relatedRequestId === undefined ? undefined : { relatedRequestId })
-      .catch((error: unknown) => {
-        this.host.logger.warn({ connection: this.id, error: String(error) }, 'could not send a notification');
-      });
+    await stream(message).catch((error: unknown) => {
+      this.host.logger.warn({ connection: this.id, error: String(error) }, 'could not send a notification');
+    });
   }
 
   // ---- inbound ---------------------------------------------------------------------------------------------------
@@ -173,15 +188,41 @@ export class TaskConnection implements TransportLike {
     if (message.method === 'initialize' || decorations.length > 0) {
       this.tracked.set(message.id, { initialize: message.method === 'initialize', decorations });
     }
-    for (const dialect of this.host.dialects) {
-      const claim = dialect.claim(message, session);
-      if (claim) return this.answer(message, session.caller, claim, extra);
-    }
+    const claimed = this.claimOf(message, session);
+    if (claimed) return this.answer(message, session.caller, claimed, extra, this.streamOf(message.id));
     const forwarded = this.host.dialects.reduce(
       (request, dialect) => dialect.forward?.(request, session) ?? request,
       message,
     );
     this.onmessage?.(forwarded, extra);
+  }
+
+  /**
+   * Answers `request` on `stream` (its own response stream, not the SDK transport's) when a dialect claims it, exactly
+   * as a request arriving through the transport: the HTTP fast path. False, with nothing done, when no dialect claims
+   * it, or when the SDK server's answer would be decorated: the request then takes the transport's way.
+   */
+  offer(request: JsonRpcRequest, extra: MessageExtraLike, stream: RequestStream): boolean {
+    if (this.closed || request.method === 'initialize') return false;
+    const session = this.sessionFor(request, extra);
+    if (this.host.dialects.some((dialect) => dialect.decorate?.(request, session) !== undefined)) return false;
+    const claimed = this.claimOf(request, session);
+    if (!claimed) return false;
+    this.answer(request, session.caller, claimed, extra, stream);
+    return true;
+  }
+
+  private claimOf(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    for (const dialect of this.host.dialects) {
+      const claim = dialect.claim(request, session);
+      if (claim) return claim;
+    }
+    return undefined;
+  }
+
+  /** What goes with a request the transport delivered travels on its stream there (on HTTP: its SSE response). */
+  private streamOf(requestId: RequestId): RequestStream {
+    return (message) => this.inner.send(message, { relatedRequestId: requestId });
   }
 
   /** The request's era and caller, and a live view of what the session has settled so far. */
@@ -204,18 +245,22 @@ export class TaskConnection implements TransportLike {
   }
 
   /** Answers a claimed request; whatever the dialect throws is mapped to a JSON-RPC error here, and only here. */
-  private answer(request: JsonRpcRequest, caller: Caller, claim: Claim, extra?: MessageExtraLike): void {
+  private answer(
+    request: JsonRpcRequest,
+    caller: Caller,
+    claim: Claim,
+    extra: MessageExtraLike | undefined,
+    stream: RequestStream,
+  ): void {
     const controller = new AbortController();
     this.handling.set(request.id, controller);
     const reply = (response: JsonRpcResponse) =>
-      this.closed || controller.signal.aborted
-        ? undefined
-        : this.inner.send(response, { relatedRequestId: request.id });
+      this.closed || controller.signal.aborted ? undefined : stream(response);
     const kind = rateClassOf(request.method);
     const param = isObject(request.params) ? request.params['taskId'] : undefined;
     const taskId = typeof param === 'string' ? param : undefined;
     const run = async (): Promise<DialectAnswer> => {
-      const ctx = this.contextFor(request, caller, controller.signal, (interval) => {
+      const ctx = this.contextFor(stream, caller, controller.signal, (interval) => {
         if (kind === 'poll' && interval !== undefined && taskId !== undefined)
           this.host.advertisedPollInterval(caller, taskId, interval);
       });
@@ -233,7 +278,7 @@ export class TaskConnection implements TransportLike {
   }
 
   private contextFor(
-    request: JsonRpcRequest,
+    stream: RequestStream,
     caller: Caller,
     signal: AbortSignal,
     advertisePollInterval: DialectContext['advertisePollInterval'],
@@ -250,8 +295,8 @@ export class TaskConnection implements TransportLike {
       onTaskCreated: (record) => this.follow(record),
       advertisePollInterval,
       outbound: {
-        relatedRequest: (message) => this.inner.send(message, { relatedRequestId: request.id }),
-        relatedNotification: (message) => this.notify(message, request.id),
+        relatedRequest: (message) => stream(message),
+        relatedNotification: (message) => this.notifyOn(stream, message),
         notification: (message) => this.notify(message),
       },
     };

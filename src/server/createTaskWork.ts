@@ -9,8 +9,20 @@ import {
 } from '../engine/index.js';
 import { isObject } from '../rpc/index.js';
 import { runInternalCall } from './InternalCall.js';
+import { InternalLinkPool } from './InternalLinkPool.js';
 import { runModernInternalCall } from './ModernInternalCall.js';
 import type { ServerFactory } from './ServerLike.js';
+
+export interface TaskWorkOptions {
+  /**
+   * Run every task on a fresh instance of the author's server with its own MCP handshake, as a plain call would get,
+   * for servers whose instances keep state of one call. Default false: instances are kept and reused, one call at a
+   * time each (see `pool`).
+   */
+  freshServerPerTask?: boolean;
+  /** The links to reuse, to close them with their owner. Default: a pool of this work's own. */
+  pool?: InternalLinkPool;
+}
 
 export interface TaskWorkHooks {
   /** Progress the tool reported for `task` (forwarded to the requestor where it is connected). */
@@ -31,10 +43,17 @@ export interface MultiRoundTripState {
 const STATUS_INTERVAL_MS = 250;
 
 /**
- * The work of every task, wherever it runs (this process or a worker): an internal call of the original request on a
- * fresh instance of the author's server. Progress messages become the task's statusMessage for requestors that poll.
+ * The work of every task, wherever it runs (this process or a worker): an internal call of the original request on an
+ * instance of the author's server (kept between tasks, or fresh per task with `freshServerPerTask`). Progress messages become the task's statusMessage for requestors that poll.
  */
-export function createTaskWork(factory: ServerFactory, hooks: TaskWorkHooks = {}): TaskWork {
+export function createTaskWork(
+  factory: ServerFactory,
+  hooks: TaskWorkHooks = {},
+  options: TaskWorkOptions = {},
+): TaskWork {
+  const pool = options.freshServerPerTask ? undefined : (options.pool ?? new InternalLinkPool(factory));
+  const call: typeof runInternalCall = (_factory, request, callHooks) =>
+    pool ? pool.run(request, callHooks) : runInternalCall(factory, request, callHooks);
   return (context: TaskWorkContext): Promise<TaskOutcome | TaskSuspension> => {
     const task = context.task;
     const capabilities = isObject(task.meta['clientCapabilities']) ? task.meta['clientCapabilities'] : {};
@@ -56,7 +75,7 @@ export function createTaskWork(factory: ServerFactory, hooks: TaskWorkHooks = {}
     const run =
       task.meta['inputStyle'] === 'multiRoundTrip'
         ? runMultiRoundTrip(factory, context, capabilities, onProgress)
-        : runInternalCall(factory, task.request, {
+        : call(factory, task.request, {
             signal: context.signal,
             clientCapabilities: capabilities,
             requestInput: (request) => context.requestInput(request),

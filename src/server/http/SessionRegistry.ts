@@ -1,5 +1,7 @@
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 
+import type { TaskConnection } from '../TaskConnection.js';
+import type { FastTaskStream } from './FastTaskStream.js';
 import type { MemoryEventStore } from './MemoryEventStore.js';
 import { withBodyEnd } from './withBodyEnd.js';
 
@@ -15,6 +17,10 @@ export interface SessionLimits {
 export interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly events: MemoryEventStore;
+  /** The tasks side of the session's server instance, which answers the requests of the fast path. */
+  readonly connection: TaskConnection;
+  /** Streams of requests answered on the fast path and not answered yet, by stream id (for Last-Event-ID). */
+  readonly streams: Map<string, FastTaskStream>;
   readonly client: string;
   /** Last time a request began or ended. */
   seen: number;
@@ -82,6 +88,8 @@ export class SessionRegistry {
     const session = this.sessions.get(id);
     if (!session) return;
     this.sessions.delete(id);
+    for (const stream of session.streams.values()) stream.close();
+    session.streams.clear();
     session.events.clear();
   }
 
@@ -89,11 +97,20 @@ export class SessionRegistry {
   track(session: Session, response: Response): Response {
     session.seen = this.now();
     if (!response.body) return response;
+    return withBodyEnd(response, this.begin(session));
+  }
+
+  /** Marks a request of `session` in flight; call the function returned (once) when its answer is done. */
+  begin(session: Session): () => void {
+    session.seen = this.now();
     session.inFlight++;
-    return withBodyEnd(response, () => {
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
       session.inFlight--;
       session.seen = this.now();
-    });
+    };
   }
 
   /** Closes the sessions idle for longer than `idleMs`. */

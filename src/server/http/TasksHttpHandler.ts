@@ -17,9 +17,11 @@ import { clientKeyOf, tagClientAddress } from '../clientKey.js';
 import { withBodyEnd } from './withBodyEnd.js';
 import { resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
+import { TaskFastPath } from './TaskFastPath.js';
+import { TaskConnection } from '../TaskConnection.js';
 
 import type { McpTasks } from '../McpTasks.js';
-import type { AuthInfoLike, ServerFactory } from '../ServerLike.js';
+import type { AuthInfoLike, ServerFactory, TransportLike } from '../ServerLike.js';
 
 export interface TasksHttpHandlerOptions extends RequestGuardOptions {
   /**
@@ -70,6 +72,8 @@ const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 const DEFAULT_EVENT_STORE_BYTES = 256 * 1024 * 1024;
 const DEFAULT_EVENT_STORE_BYTES_PER_SESSION = 16 * 1024 * 1024;
 const DEFAULT_ANSWERED_RETENTION_MS = 60_000;
+/** The reconnection delay a session's priming events suggest. */
+const RETRY_MS = 1000;
 
 /**
  * One HTTP endpoint for every wire generation: 2025-era traffic gets stateful sessions (or the stateless idiom for a
@@ -128,17 +132,27 @@ export function createTasksHttpHandler(
       const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id: string) =>
-          sessions.add(id, { transport, events, client, seen: Date.now(), inFlight: 0 }),
+          sessions.add(id, {
+            transport,
+            events,
+            connection,
+            streams: new Map(),
+            client,
+            seen: Date.now(),
+            inFlight: 0,
+          }),
         onsessionclosed: (id: string) => sessions.delete(id),
         eventStore: events,
-        retryInterval: 1000,
+        retryInterval: RETRY_MS,
       });
       transport.onclose = () => {
         if (transport.sessionId) sessions.delete(transport.sessionId);
         events.clear();
       };
+      // The session's requests of the fast path are answered through this connection, as those of the transport.
+      const connection = new TaskConnection(transport as TransportLike, tasks);
       const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
-      await server.connect(transport);
+      await server.connect(connection);
       const response = await transport.handleRequest(request, handleOptions);
       if (!transport.sessionId) events.clear();
       return response;
@@ -168,9 +182,84 @@ export function createTasksHttpHandler(
     }
   }
 
-  return {
+  /** Everything after authentication: the request is checked, then goes to a session, the stateless idiom or 2026. */
+  async function serveAuthenticated(
+    request: Request,
+    auth: AuthInfoLike | undefined,
+    remoteAddress: string | undefined,
+  ): Promise<Response> {
+    // Task quotas of callers that cannot be told apart otherwise are kept per peer address (and client key).
+    tagClientAddress(request, remoteAddress);
+    let body: unknown;
+    if (request.method === 'POST') {
+      if (!isJsonContentType(request.headers.get('content-type')))
+        return jsonRpcErrorResponse(
+          415,
+          ErrorCodes.TRANSPORT_REFUSED,
+          'Unsupported Media Type: Content-Type must be application/json',
+        );
+      // The body is read and checked once here, then handed on parsed: a malformed message gets the right
+      // JSON-RPC error (and its id) instead of a generic parse error.
+      const read = await readRequestBody(request);
+      if (read.tooLarge) return jsonRpcErrorResponse(413, ErrorCodes.INVALID_REQUEST, 'Payload Too Large');
+      try {
+        body = JSON.parse(read.text);
+      } catch {
+        return jsonRpcErrorResponse(400, ErrorCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON');
+      }
+      const invalid = (Array.isArray(body) ? body : [body]).map(validateMessage).find((error) => error !== undefined);
+      if (invalid)
+        return new Response(JSON.stringify(invalid), {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+        });
+    }
+    const taskIds = listenTaskIds(body);
+    if (taskIds) {
+      const listen = body as JsonRpcRequest;
+      if (taskIds.length > maxListenTaskIds)
+        return Response.json({
+          jsonrpc: '2.0',
+          id: listen.id,
+          error: {
+            code: ErrorCodes.INVALID_PARAMS,
+            message: `Too many task ids: at most ${maxListenTaskIds} in one subscriptions/listen`,
+          },
+        });
+      const caller = resolveCaller(auth, undefined, tasks.callerOptions, clientKeyOf(request));
+      try {
+        tasks.checkRate(caller, 'wait');
+      } catch (error) {
+        return Response.json({ jsonrpc: '2.0', id: listen.id, error: toJsonRpcError(error) });
+      }
+      // Task status push (SEP-2663) is served here, but the listen still goes through the SDK first: its header,
+      // version and capability checks apply, its subscription cap counts it, and it serves any other
+      // notifications the listen asks for.
+      const others = withoutTaskIds(listen);
+
+      const sdk = await modern.fetch(
+        new Request(request.url, {
+          method: 'POST',
+          headers: request.headers,
+          body: JSON.stringify(others),
+          signal: request.signal,
+        }),
+        { ...(auth && { authInfo: auth as never }), parsedBody: others },
+      );
+      if (!sdk.ok || !sdk.headers.get('content-type')?.startsWith('text/event-stream')) return sdk;
+      return serveTaskListen(tasks.engine, caller, listen, taskIds, sdk);
+    }
+    // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
+    if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body)))
+      return legacy(request, auth, body, clientKey(auth, remoteAddress));
+    return modern.fetch(request, {
+      ...(auth && { authInfo: auth as never }),
+      ...(body !== undefined && { parsedBody: body }),
+    });
+  }
+
+  const handler: TasksHttpHandler = {
     async fetch(request, info) {
-      // Task quotas of callers that cannot be told apart otherwise are kept per peer address (and client key).
       tagClientAddress(request, info?.remoteAddress);
       const refused = requestGuardResponse(request, options);
       if (refused) return refused;
@@ -178,72 +267,7 @@ export function createTasksHttpHandler(
       if (unserved) return unserved;
       const auth = await options.authenticate?.(request);
       if (auth instanceof Response) return auth;
-      let body: unknown;
-      if (request.method === 'POST') {
-        if (!isJsonContentType(request.headers.get('content-type')))
-          return jsonRpcErrorResponse(
-            415,
-            ErrorCodes.TRANSPORT_REFUSED,
-            'Unsupported Media Type: Content-Type must be application/json',
-          );
-        // The body is read and checked once here, then handed on parsed: a malformed message gets the right
-        // JSON-RPC error (and its id) instead of a generic parse error.
-        const read = await readRequestBody(request);
-        if (read.tooLarge) return jsonRpcErrorResponse(413, ErrorCodes.INVALID_REQUEST, 'Payload Too Large');
-        try {
-          body = JSON.parse(read.text);
-        } catch {
-          return jsonRpcErrorResponse(400, ErrorCodes.PARSE_ERROR, 'Parse error: the body is not valid JSON');
-        }
-        const invalid = (Array.isArray(body) ? body : [body]).map(validateMessage).find((error) => error !== undefined);
-        if (invalid)
-          return new Response(JSON.stringify(invalid), {
-            status: 400,
-            headers: { 'content-type': 'application/json' },
-          });
-      }
-      const taskIds = listenTaskIds(body);
-      if (taskIds) {
-        const listen = body as JsonRpcRequest;
-        if (taskIds.length > maxListenTaskIds)
-          return Response.json({
-            jsonrpc: '2.0',
-            id: listen.id,
-            error: {
-              code: ErrorCodes.INVALID_PARAMS,
-              message: `Too many task ids: at most ${maxListenTaskIds} in one subscriptions/listen`,
-            },
-          });
-        const caller = resolveCaller(auth, undefined, tasks.callerOptions, clientKeyOf(request));
-        try {
-          tasks.checkRate(caller, 'wait');
-        } catch (error) {
-          return Response.json({ jsonrpc: '2.0', id: listen.id, error: toJsonRpcError(error) });
-        }
-        // Task status push (SEP-2663) is served here, but the listen still goes through the SDK first: its header,
-        // version and capability checks apply, its subscription cap counts it, and it serves any other
-        // notifications the listen asks for.
-        const others = withoutTaskIds(listen);
-
-        const sdk = await modern.fetch(
-          new Request(request.url, {
-            method: 'POST',
-            headers: request.headers,
-            body: JSON.stringify(others),
-            signal: request.signal,
-          }),
-          { ...(auth && { authInfo: auth as never }), parsedBody: others },
-        );
-        if (!sdk.ok || !sdk.headers.get('content-type')?.startsWith('text/event-stream')) return sdk;
-        return serveTaskListen(tasks.engine, caller, listen, taskIds, sdk);
-      }
-      // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
-      if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body)))
-        return legacy(request, auth, body, clientKey(auth, info?.remoteAddress));
-      return modern.fetch(request, {
-        ...(auth && { authInfo: auth as never }),
-        ...(body !== undefined && { parsedBody: body }),
-      });
+      return serveAuthenticated(request, auth, info?.remoteAddress);
     },
     async close() {
       clearInterval(sweeper);
@@ -257,6 +281,18 @@ export function createTasksHttpHandler(
       return eventBudget.used;
     },
   };
+  fastPaths.set(
+    handler,
+    (path) => new TaskFastPath({ sessions, options, retryMs: RETRY_MS, serveAuthenticated }, path),
+  );
+  return handler;
+}
+
+const fastPaths = new WeakMap<TasksHttpHandler, (path: string) => TaskFastPath>();
+
+/** The fast path for task traffic of a handler served at `path` by node:http (serveHttp). */
+export function taskFastPathOf(handler: TasksHttpHandler, path: string): TaskFastPath | undefined {
+  return fastPaths.get(handler)?.(path);
 }
 
 /**

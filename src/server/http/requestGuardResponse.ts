@@ -1,4 +1,9 @@
-import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
+import {
+  hostHeaderValidationResponse,
+  originValidationResponse,
+  validateHostHeader,
+  validateOriginHeader,
+} from '@modelcontextprotocol/server';
 
 export interface RequestGuardOptions {
   /** Hostnames accepted in the Host header (DNS-rebinding protection). Default: localhost names only. */
@@ -23,4 +28,14 @@ export function requestGuardResponse(request: Request, options: RequestGuardOpti
   return (
     hostHeaderValidationResponse(request, hosts) ?? originValidationResponse(request, options.allowedOrigins ?? hosts)
   );
+}
+
+/** Whether a request with these headers passes the checks `requestGuardResponse` makes (no Request needed). */
+export function passesRequestGuard(
+  host: string | undefined,
+  origin: string | undefined,
+  options: RequestGuardOptions,
+): boolean {
+  const hosts = options.allowedHostnames ?? LOCALHOST;
+  return validateHostHeader(host, hosts).ok && validateOriginHeader(origin, options.allowedOrigins ?? hosts).ok;
 }

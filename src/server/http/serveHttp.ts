@@ -1,7 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { toWebRequest } from '@modelcontextprotocol/node';
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 
 import { TaskConsole, type ConsoleOptions } from '../../console/index.js';
@@ -12,7 +11,13 @@ import { queueStatsOf } from './queueStatsOf.js';
 import { requestGuardResponse } from './requestGuardResponse.js';
 import type { McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
-import { createTasksHttpHandler, type TasksHttpHandler, type TasksHttpHandlerOptions } from './TasksHttpHandler.js';
+import { readNodeBody, RequestBodyTooLargeError, webRequestOf } from './nodeRequest.js';
+import {
+  createTasksHttpHandler,
+  taskFastPathOf,
+  type TasksHttpHandler,
+  type TasksHttpHandlerOptions,
+} from './TasksHttpHandler.js';
 import { writeNodeResponse } from './writeNodeResponse.js';
 
 export interface ServeHttpOptions extends TasksHttpHandlerOptions {
@@ -31,6 +36,11 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   maxPendingBytes?: number;
   /** A client that reads nothing of its pending output for this long is cut off. Default 30 s. */
   slowReaderMs?: number;
+  /**
+   * How long an idle keep-alive connection stays open for the client's next request. Default 30 s, well above the
+   * 4 to 5 s clients assume, so a client never sends a request on a connection the server is closing.
+   */
+  keepAliveTimeoutMs?: number;
   /** Serves the Protected Resource Metadata (RFC 9728) under /.well-known/oauth-protected-resource; `jwtAuth` sets it. */
   protectedResource?: ProtectedResourceOptions;
   /**
@@ -38,6 +48,12 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
    * (`console.token`, else `MCP_TASKS_CONSOLE_TOKEN`, else generated: read it from the handle's `console`).
    */
   console?: ConsoleOptions;
+  /**
+   * Task traffic of 2025-era sessions (`tasks/*`, task-augmented `tools/call`) answered from node:http directly
+   * instead of through the SDK transport: same checks and answers, less work per request. Default true; `false`
+   * sends everything the SDK's way.
+   */
+  fastPath?: boolean;
 }
 
 export interface HttpServerHandle {
@@ -47,6 +63,8 @@ export interface HttpServerHandle {
   server: Server;
   /** The console, when `console` was given: its `openUrl(origin)` opens it with the token. */
   console?: TaskConsole;
+  /** Requests answered on the fast path so far (see `fastPath`). */
+  readonly fastPathServed: number;
   close(): Promise<void>;
 }
 
@@ -54,6 +72,7 @@ const withQueueStats = (queueStats: ConsoleOptions['queueStats']) => (queueStats
 
 const DEFAULT_MAX_PENDING_BYTES = 32 * 1024 * 1024;
 const DEFAULT_SLOW_READER_MS = 30_000;
+const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 30_000;
 
 /** Serves the tasks-enabled MCP server over Streamable HTTP on node:http. */
 export async function serveHttp(
@@ -64,6 +83,7 @@ export async function serveHttp(
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const handler = createTasksHttpHandler(tasks, factory, options);
+  const fast = options.fastPath === false ? undefined : taskFastPathOf(handler, path);
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
   const taskConsole =
     options.console &&
@@ -102,23 +122,30 @@ export async function serveHttp(
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const abort = new AbortController();
     res.once('close', () => abort.abort());
+    const onSlowReader = () =>
+      tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut');
+    const slowReaderMs = options.slowReaderMs ?? DEFAULT_SLOW_READER_MS;
+    const write = (response: Response) =>
+      writeNodeResponse(response, res, { maxPendingBytes, slowReaderMs, onSlowReader });
     let response: Response;
     try {
-      response = await route(await toWebRequest(req, undefined, { signal: abort.signal }), req.socket.remoteAddress);
+      const body = await readNodeBody(req);
+      // Task traffic of sessions skips the web Request/Response round trip (docs/architecture.md, "fast path").
+      if (
+        await fast?.serve(req, res, body, { signal: abort.signal, write, maxPendingBytes, slowReaderMs, onSlowReader })
+      )
+        return;
+      response = await route(webRequestOf(req, body, abort.signal), req.socket.remoteAddress);
     } catch (error) {
-      if (error instanceof Error && error.name === 'RequestBodyTooLargeError')
+      if (error instanceof RequestBodyTooLargeError)
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
       else {
         tasks.logger.error({ error: String(error) }, 'HTTP request failed');
+        if (res.headersSent) return void res.destroy();
         response = jsonRpcErrorResponse(500, ErrorCodes.INTERNAL_ERROR, 'Internal server error');
       }
     }
-    await writeNodeResponse(response, res, {
-      maxPendingBytes,
-      slowReaderMs: options.slowReaderMs ?? DEFAULT_SLOW_READER_MS,
-      onSlowReader: () =>
-        tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut'),
-    });
+    await write(response);
   }
 
   const server = createServer((req, res) => {
@@ -127,6 +154,7 @@ export async function serveHttp(
       res.destroy();
     });
   });
+  server.keepAliveTimeout = options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 3000, host, () => resolve());
@@ -138,6 +166,9 @@ export async function serveHttp(
     handler,
     server,
     ...(taskConsole && { console: taskConsole }),
+    get fastPathServed() {
+      return fast?.served ?? 0;
+    },
     async close() {
       taskConsole?.close();
       await handler.close();

@@ -21,8 +21,10 @@ import { toolConcurrencyOf } from '../toolConcurrencyOf.js';
 const WORKER_LEASE_MS = 6_000;
 
 export interface RunWorkerOptions {
-  /** The same server factory the server instances use: tasks run their tools on fresh instances of it. */
+  /** The same server factory the server instances use: tasks run their tools on instances of it. */
   server: ServerFactory;
+  /** Run each task on a fresh instance of `server` instead of reusing instances (see createMcpTasks). Default false. */
+  freshServerPerTask?: boolean;
   /** The work of every task, when the server instances replace it too (the `work` option of createMcpTasks). */
   work?: (engine: TaskEngine) => TaskWork;
   /** The store the server instances share: a TaskStore, or `postgres://…`, `redis://…`, a SQLite path. */
@@ -91,7 +93,12 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     ...common,
     ...options.queue,
     engine,
-    work: options.work ? options.work(engine) : journaledWork(engine, createTaskWork(options.server)),
+    work: options.work
+      ? options.work(engine)
+      : journaledWork(
+          engine,
+          createTaskWork(options.server, {}, { freshServerPerTask: options.freshServerPerTask ?? false }),
+        ),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
     ...(toolConcurrency && { toolConcurrency }),

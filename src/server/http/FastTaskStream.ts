@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+
+import { isJsonRpcResponse, type JsonRpcMessage } from '../../rpc/index.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+
+import type { MemoryEventStore } from './MemoryEventStore.js';
+
+export interface FastTaskStreamOptions {
+  sessionId: string;
+  events: MemoryEventStore;
+  /** Whether the client's protocol version takes the empty priming event that makes the stream resumable. */
+  primed: boolean;
+  /** The reconnection delay the priming event suggests. */
+  retryMs: number;
+  /** A comment line this often keeps an idle stream (a long `tasks/result`) from being cut by proxies. */
+  keepAliveMs: number;
+  /** Bytes written but not yet taken by the client beyond which the connection is cut (as writeNodeResponse does). */
+  maxPendingBytes: number;
+  /** A client that takes nothing of its pending output for this long is cut off the same way. */
+  slowReaderMs: number;
+  onSlowReader(): void;
+  /** Called once, when the request's response has been stored (whether or not a client was there to take it). */
+  onAnswered(): void;
+}
+
+/** The headers the SDK's transport answers a session's POST with when it opens the request's SSE stream. */
+export function sseHeaders(sessionId: string): Record<string, string> {
+  return {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'mcp-session-id': sessionId,
+  };
+}
+
+/** One SSE event as the SDK's transport writes it. */
+function sseEvent(eventId: string, message: JsonRpcMessage): string {
+  return `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`;
+}
+
+/**
+ * The SSE stream of one request answered on the fast path, written straight to node:http. It reproduces the SDK
+ * transport's stream byte for byte: the same headers, the priming event, every message stored in the session's event
+ * store before it is written (so a client whose connection drops resumes it with Last-Event-ID, see `resume`), the
+ * keep-alive comments, and the end of the stream with the response.
+ */
+export class FastTaskStream {
+  readonly streamId = randomUUID();
+  private res: ServerResponse | undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private opened!: () => void;
+  private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
+  private answered = false;
+  private readonly watched = new WeakSet<ServerResponse>();
+
+  constructor(private readonly options: FastTaskStreamOptions) {}
+
+  get attached(): boolean {
+    return this.res !== undefined;
+  }
+
+  /** Writes the headers and the priming event; messages sent before wait for it. */
+  async open(res: ServerResponse): Promise<void> {
+    try {
+      res.writeHead(200, sseHeaders(this.options.sessionId));
+      res.flushHeaders();
+      this.attach(res);
+      if (this.options.primed) {
+        const id = await this.options.events.storeEvent(this.streamId, {} as JSONRPCMessage);
+        this.write(`id: ${id}\nretry: ${this.options.retryMs}\ndata: \n\n`);
+      }
+    } finally {
+      // Whatever happened to the client, the request's messages are still stored for a resumption.
+      this.opened();
+    }
+  }
+
+  /** Stores a message of the request and writes it if a client is attached; the response ends the stream. */
+  readonly send = async (message: JsonRpcMessage): Promise<void> => {
+    await this.ready;
+    if (this.answered) return;
+    const id = await this.options.events.storeEvent(this.streamId, message as JSONRPCMessage);
+    this.write(sseEvent(id, message));
+    if (!isJsonRpcResponse(message)) return;
+    this.answered = true;
+    this.options.onAnswered();
+    this.end();
+  };
+
+  /**
+   * A client resuming the stream (GET with Last-Event-ID): the events after `lastEventId` are written again, then
+   * whatever comes until the response.
+   */
+  async resume(res: ServerResponse, lastEventId: string): Promise<void> {
+    res.writeHead(200, sseHeaders(this.options.sessionId));
+    res.flushHeaders();
+    this.attach(res);
+    await this.options.events.replayEventsAfter(lastEventId, {
+      send: async (eventId, message) => this.write(sseEvent(eventId, message as JsonRpcMessage)),
+    });
+  }
+
+  /** Ends the stream (the session closed): a later answer is not stored. */
+  close(): void {
+    this.answered = true;
+    this.end();
+  }
+
+  private attach(res: ServerResponse): void {
+    this.res = res;
+    res.once('close', () => this.detach(res));
+    this.keepAlive = setInterval(() => this.write(': keepalive\n\n'), this.options.keepAliveMs);
+    this.keepAlive.unref();
+  }
+
+  private detach(res: ServerResponse): void {
+    if (this.res !== res) return;
+    clearInterval(this.keepAlive);
+    this.res = undefined;
+  }
+
+  private write(text: string): void {
+    const res = this.res;
+    if (!res || res.destroyed) return;
+    if (res.writableLength > this.options.maxPendingBytes) {
+      this.options.onSlowReader();
+      res.destroy();
+      return;
+    }
+    res.write(text);
+    if (res.writableNeedDrain) this.watchReader(res);
+  }
+
+  /** Cuts a client that takes nothing of its pending output for `slowReaderMs` (even after the stream ended). */
+  private watchReader(res: ServerResponse): void {
+    if (this.watched.has(res)) return;
+    this.watched.add(res);
+    let unread = res.writableLength;
+    const timer = setInterval(() => {
+      if (res.destroyed || !res.writableNeedDrain) return stop();
+      if (res.writableLength >= unread) {
+        this.options.onSlowReader();
+        res.destroy();
+        return stop();
+      }
+      unread = res.writableLength;
+    }, this.options.slowReaderMs);
+    const stop = () => {
+      clearInterval(timer);
+      this.watched.delete(res);
+    };
+    res.once('close', stop);
+  }
+
+  private end(): void {
+    const res = this.res;
+    if (!res) return;
+    this.detach(res);
+    res.end();
+  }
+}

@@ -1,0 +1,208 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, isJsonContentType } from '@modelcontextprotocol/server';
+
+import { RELATED_TASK_META } from '../../protocol/index.js';
+import { ErrorCodes, isObject, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
+import { tagClientAddress } from '../clientKey.js';
+import type { AuthInfoLike, MessageExtraLike } from '../ServerLike.js';
+import { FastTaskStream } from './FastTaskStream.js';
+import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
+import { webRequestOf } from './nodeRequest.js';
+import { passesRequestGuard, type RequestGuardOptions } from './requestGuardResponse.js';
+import type { Session, SessionRegistry } from './SessionRegistry.js';
+
+/** What the fast path needs of the handler it shortcuts. */
+export interface TaskFastPathHost {
+  readonly sessions: SessionRegistry;
+  readonly options: RequestGuardOptions & {
+    authenticate?: (
+      request: Request,
+    ) => Promise<AuthInfoLike | undefined | Response> | AuthInfoLike | undefined | Response;
+  };
+  /** The reconnection delay a session's priming events suggest. */
+  readonly retryMs: number;
+  /** The handler's own way for an authenticated request (when no dialect claims it after all). */
+  serveAuthenticated(
+    request: Request,
+    auth: AuthInfoLike | undefined,
+    remoteAddress: string | undefined,
+  ): Promise<Response>;
+}
+
+/** How the HTTP server writes an answer of the SDK's way, and its output bounds. */
+export interface FastPathIo {
+  signal: AbortSignal;
+  write(response: Response): Promise<void>;
+  maxPendingBytes: number;
+  slowReaderMs: number;
+  onSlowReader(): void;
+}
+
+/** Requests the fast path may answer: the task methods of every generation and task-augmented `tools/call`. */
+const FAST_METHODS = new Set([
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/update',
+  'tasks/delete',
+  'tools/call',
+]);
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+/** The SDK transport's keep-alive interval on a request's SSE stream. */
+const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * Task traffic of 2025-era Streamable HTTP sessions, answered from node:http directly (no web Request/Response, no
+ * SDK transport in between) by the same dialects that answer it on the SDK's way, through the session's
+ * TaskConnection. It only takes a request it can answer exactly as the SDK's way would: anything else — another
+ * path, no or an unknown session, a Host or Origin refused, a content type, Accept or protocol version header the
+ * transport would refuse, a body that is not one plain JSON-RPC request, a method no dialect claims — is declined
+ * before authentication (false), and the SDK's way answers it, errors included. The checks are the transport's own,
+ * or stricter. A GET resuming (Last-Event-ID) a stream of the fast path is served here too, since only this path
+ * knows the stream is still waiting for its answer.
+ */
+export class TaskFastPath {
+  /** Requests a dialect answered on this path (resumed streams not counted). */
+  served = 0;
+
+  constructor(
+    private readonly host: TaskFastPathHost,
+    private readonly path: string,
+  ) {}
+
+  /** True when the request was answered here; false when the SDK's way must answer it (nothing was written). */
+  async serve(req: IncomingMessage, res: ServerResponse, body: string | undefined, io: FastPathIo): Promise<boolean> {
+    const sessionId = req.headers['mcp-session-id'];
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof sessionId !== 'string' || (version !== undefined && typeof version !== 'string')) return false;
+    if (pathOf(req.url) !== this.path) return false;
+    const session = this.host.sessions.get(sessionId);
+    if (!session) return false;
+    if (!passesRequestGuard(req.headers.host, req.headers.origin, this.host.options)) return false;
+    // The transport's MCP-Protocol-Version check.
+    if (version !== undefined && session.connection.speaksVersion(version) !== true) return false;
+    if (req.method === 'POST') return this.post(req, res, session, body, version, io);
+    if (req.method === 'GET') return this.resume(req, res, session, io);
+    return false;
+  }
+
+  private async post(
+    req: IncomingMessage,
+    res: ServerResponse,
+    session: Session,
+    body: string | undefined,
+    version: string | undefined,
+    io: FastPathIo,
+  ): Promise<boolean> {
+    const accept = req.headers.accept;
+    if (!isJsonContentType(req.headers['content-type'] ?? null)) return false;
+    if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return false;
+    const request = plainRequestOf(body);
+    if (!request || !FAST_METHODS.has(request.method)) return false;
+    const auth = await this.authenticate(req, body, io);
+    if (auth instanceof Response) {
+      await io.write(auth);
+      return true;
+    }
+    const { sessions, retryMs } = this.host;
+    const clientVersion = version ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
+    const stream: FastTaskStream = new FastTaskStream({
+      sessionId: session.transport.sessionId ?? '',
+      events: session.events,
+      // The transport primes (makes resumable) the streams of clients whose version takes an empty data line.
+      primed: session.connection.speaksVersion(clientVersion) === true && clientVersion >= '2025-11-25',
+      retryMs,
+      keepAliveMs: KEEP_ALIVE_MS,
+      maxPendingBytes: io.maxPendingBytes,
+      slowReaderMs: io.slowReaderMs,
+      onSlowReader: io.onSlowReader,
+      onAnswered: () => session.streams.delete(stream.streamId),
+    });
+    const extra: MessageExtraLike = {
+      ...(auth.info && { authInfo: auth.info }),
+      ...(auth.request ? { request: auth.request } : { requestInfo: { headers: req.headers } }),
+    };
+    if (!session.connection.offer(request, extra, stream.send)) {
+      // No dialect claims it (a plain tools/call): the SDK's way, without authenticating again.
+      if (!auth.request) return false;
+      await io.write(await this.host.serveAuthenticated(auth.request, auth.info, req.socket.remoteAddress));
+      return true;
+    }
+    this.served++;
+    session.streams.set(stream.streamId, stream);
+    res.once('close', sessions.begin(session));
+    await stream.open(res);
+    return true;
+  }
+
+  /** GET with Last-Event-ID on a stream of the fast path still waiting for its answer. */
+  private async resume(req: IncomingMessage, res: ServerResponse, session: Session, io: FastPathIo): Promise<boolean> {
+    const lastEventId = req.headers['last-event-id'];
+    if (typeof lastEventId !== 'string' || !req.headers.accept?.includes('text/event-stream')) return false;
+    const streamId = await session.events.getStreamIdForEventId(lastEventId);
+    const stream = streamId === undefined ? undefined : session.streams.get(streamId);
+    if (!stream) return false;
+    const auth = await this.authenticate(req, undefined, io);
+    if (auth instanceof Response) await io.write(auth);
+    else if (stream.attached)
+      await io.write(
+        jsonRpcErrorResponse(409, ErrorCodes.TRANSPORT_REFUSED, 'Conflict: Stream already has an active connection'),
+      );
+    else {
+      res.once('close', this.host.sessions.begin(session));
+      await stream.resume(res, lastEventId);
+    }
+    return true;
+  }
+
+  /** The `authenticate` hook's verdict, with the web Request it was shown (only built when there is a hook). */
+  private async authenticate(
+    req: IncomingMessage,
+    body: string | undefined,
+    io: FastPathIo,
+  ): Promise<Response | { info?: AuthInfoLike; request?: Request }> {
+    const hook = this.host.options.authenticate;
+    if (!hook) return {};
+    const request = webRequestOf(req, body, io.signal);
+    tagClientAddress(request, req.socket.remoteAddress);
+    const verdict = await hook(request);
+    if (verdict instanceof Response) return verdict;
+    return { request, ...(verdict && { info: verdict }) };
+  }
+}
+
+function pathOf(url: string | undefined): string {
+  const end = url?.indexOf('?') ?? -1;
+  return end < 0 ? (url ?? '/') : (url as string).slice(0, end);
+}
+
+/**
+ * One JSON-RPC request as the SDK transport's schema accepts it, judged at least as strictly (no other top-level
+ * keys, an integer or string id, object params, a well-formed `_meta`); undefined for anything else.
+ */
+function plainRequestOf(body: string | undefined): JsonRpcRequest | undefined {
+  if (body === undefined) return undefined;
+  let message: unknown;
+  try {
+    message = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(message) || validateMessage(message) !== undefined) return undefined;
+  if (Object.keys(message).some((key) => !REQUEST_KEYS.has(key))) return undefined;
+  const id = message['id'];
+  if (!(typeof id === 'string' || Number.isSafeInteger(id))) return undefined;
+  const params = message['params'];
+  if (params !== undefined && !isObject(params)) return undefined;
+  const meta = params?.['_meta'];
+  if (meta !== undefined) {
+    if (!isObject(meta)) return undefined;
+    const token = meta['progressToken'];
+    if (token !== undefined && !(typeof token === 'string' || Number.isSafeInteger(token))) return undefined;
+    const related = meta[RELATED_TASK_META];
+    if (related !== undefined && !(isObject(related) && typeof related['taskId'] === 'string')) return undefined;
+  }
+  return message as unknown as JsonRpcRequest;
+}

@@ -1,0 +1,53 @@
+import type { IncomingMessage } from 'node:http';
+
+import { DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
+
+/** A body over the size limit, refused before it is all read (as the SDK's `toWebRequest` refuses it). */
+export class RequestBodyTooLargeError extends Error {
+  override readonly name = 'RequestBodyTooLargeError';
+  constructor(readonly maxBytes: number) {
+    super(`Payload Too Large: Request body must not exceed ${maxBytes} bytes`);
+  }
+}
+
+const singleHeader = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+
+/**
+ * The body of a node:http request as text, read once so both ways to answer it (the fast path and the SDK's) can use
+ * it; undefined for GET and HEAD or an empty body. The limit is the SDK's default, checked on Content-Length first.
+ */
+export async function readNodeBody(
+  req: IncomingMessage,
+  maxBytes = DEFAULT_MAX_REQUEST_BODY_SIZE,
+): Promise<string | undefined> {
+  const method = (req.method ?? 'GET').toUpperCase();
+  if (method === 'GET' || method === 'HEAD') return undefined;
+  if (Number(singleHeader(req.headers['content-length'])) > maxBytes) throw new RequestBodyTooLargeError(maxBytes);
+  const chunks: Buffer[] = [];
+  let received = 0;
+  for await (const chunk of req as AsyncIterable<Buffer | string>) {
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    received += bytes.byteLength;
+    if (received > maxBytes) throw new RequestBodyTooLargeError(maxBytes);
+    chunks.push(bytes);
+  }
+  return received === 0 ? undefined : Buffer.concat(chunks, received).toString('utf8');
+}
+
+/** The web-standard Request for a node:http request whose body was already read (what `toWebRequest` builds). */
+export function webRequestOf(req: IncomingMessage, body: string | undefined, signal?: AbortSignal): Request {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const host = singleHeader(req.headers['host']) ?? singleHeader(req.headers[':authority']) ?? 'localhost';
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined || name.startsWith(':')) continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  return new Request(`http://${host}${req.url ?? '/'}`, {
+    method,
+    headers,
+    ...(signal !== undefined && { signal }),
+    ...(body !== undefined && { body }),
+  });
+}

@@ -1,0 +1,327 @@
+import { request as httpRequest } from 'node:http';
+
+import { McpServer } from '@modelcontextprotocol/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as z from 'zod/v4';
+
+import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../../src/server/index.js';
+
+function createServer(): McpServer {
+  const server = new McpServer({ name: 'fast-path', version: '1.0.0' });
+  server.registerTool(
+    'sleep',
+    { description: 'Sleeps ms', inputSchema: z.object({ ms: z.number() }) },
+    async ({ ms }) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return { content: [{ type: 'text', text: `slept ${ms}` }] };
+    },
+  );
+  return server;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** node:http, so the test controls every header; a stream is read until it ends (or `dropAfter` bytes). */
+function send(
+  url: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string; dropAfterPriming?: boolean } = {},
+): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const request = httpRequest(url, { method: options.method ?? 'POST', headers: options.headers }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      const done = () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body });
+      response.on('data', (chunk: string) => {
+        body += chunk;
+        if (options.dropAfterPriming && body.includes('\n\n')) {
+          request.destroy();
+          done();
+        }
+      });
+      response.on('end', done);
+    });
+    request.setTimeout(10_000, () => request.destroy(new Error('no answer in time')));
+    request.on('error', (error) => (options.dropAfterPriming ? undefined : reject(error)));
+    request.end(options.body);
+  });
+}
+
+const BASE_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** The same answer with what differs by nature between two servers (ids, times, session) made equal. */
+function normalized(answer: Answer) {
+  const { date: _date, 'mcp-session-id': session, 'keep-alive': _keepAlive, ...headers } = answer.headers;
+  return {
+    status: answer.status,
+    session: session !== undefined,
+    headers,
+    body: answer.body
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(:\d+)?/g, 'ID')
+      .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, 'TIME')
+      .replace(/retry in \d+ ms/g, 'retry in N ms')
+      .replace(/"retryAfterMs":\d+/g, '"retryAfterMs":N'),
+  };
+}
+
+/** The JSON-RPC messages of an SSE or JSON body. */
+function messagesOf(answer: Answer): Array<Record<string, unknown>> {
+  if (!String(answer.headers['content-type']).startsWith('text/event-stream'))
+    return [JSON.parse(answer.body) as Record<string, unknown>];
+  return answer.body
+    .split('\n')
+    .filter((line) => line.startsWith('data: ') && line.length > 6)
+    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
+}
+
+describe('fast path for task traffic of 2025-era sessions: same answers and refusals as the SDK transport', () => {
+  let tasks: McpTasks;
+  let fast: HttpServerHandle;
+  let slow: HttpServerHandle;
+  /** Per server: its URL and a session of principal `a`. */
+  const peers: Record<'fast' | 'slow', { url: string; session: string; handle: HttpServerHandle }> = {} as never;
+
+  const authenticate = (request: Request) => {
+    const token = /^Bearer (\w+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+    if (!token)
+      return Response.json(
+        { jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Unauthorized' } },
+        { status: 401, headers: { 'www-authenticate': 'Bearer' } },
+      );
+    return { token, clientId: token, scopes: [] };
+  };
+
+  async function open(handle: HttpServerHandle): Promise<string> {
+    const init = await send(handle.url, {
+      headers: { ...BASE_HEADERS, authorization: 'Bearer a' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fast-test', version: '1' } },
+      }),
+    });
+    const session = init.headers['mcp-session-id'] as string;
+    await send(handle.url, {
+      headers: { ...BASE_HEADERS, authorization: 'Bearer a', 'mcp-session-id': session },
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    return session;
+  }
+
+  /** A request on both servers, each in its own session of `a`, unless headers say otherwise. */
+  async function both(
+    message: Record<string, unknown> | string,
+    headers: Record<string, string> = {},
+  ): Promise<{ fast: Answer; slow: Answer; served: number }> {
+    const before = fast.fastPathServed;
+    const body = typeof message === 'string' ? message : JSON.stringify(message);
+    const to = (peer: (typeof peers)['fast']) =>
+      send(peer.url, {
+        headers: {
+          ...BASE_HEADERS,
+          authorization: 'Bearer a',
+          'mcp-session-id': peer.session,
+          'mcp-protocol-version': '2025-11-25',
+          ...headers,
+        },
+        body,
+      });
+    const fastAnswer = await to(peers.fast);
+    const slowAnswer = await to(peers.slow);
+    expect(slow.fastPathServed).toBe(0);
+    return { fast: fastAnswer, slow: slowAnswer, served: fast.fastPathServed - before };
+  }
+
+  beforeAll(async () => {
+    tasks = await createMcpTasks({
+      server: createServer,
+      tools: { sleep: { taskSupport: 'optional', pollIntervalMs: 60_000 } },
+      store: 'memory',
+      rateLimit: { perSecond: 1000, burst: 1000, pollBurst: 2 },
+    });
+    fast = await serveHttp(tasks, createServer, { port: 0, authenticate });
+    slow = await serveHttp(tasks, createServer, { port: 0, authenticate, fastPath: false });
+    peers.fast = { url: fast.url, session: await open(fast), handle: fast };
+    peers.slow = { url: slow.url, session: await open(slow), handle: slow };
+  });
+  afterAll(async () => {
+    await fast?.close();
+    await slow?.close();
+    await tasks?.close();
+  });
+
+  it('serves the task-augmented tools/call, tasks/get, tasks/result, tasks/list and tasks/cancel with the same bytes', async () => {
+    const created = await both({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'sleep', arguments: { ms: 0 }, task: { ttl: 60_000 } },
+    });
+    expect(created.served).toBe(1);
+    expect(normalized(created.fast)).toEqual(normalized(created.slow));
+    const taskId = (messagesOf(created.fast)[0]?.['result'] as { task: { taskId: string } }).task.taskId;
+    expect(created.fast.headers['content-type']).toBe('text/event-stream');
+
+    // Both sessions belong to principal `a`, so each server answers about the same task.
+    const result = await both({ jsonrpc: '2.0', id: 3, method: 'tasks/result', params: { taskId } });
+    expect(result.served).toBe(1);
+    expect(result.fast.body).toContain('slept 0');
+    expect(normalized(result.fast)).toEqual(normalized(result.slow));
+
+    const get = await both({ jsonrpc: '2.0', id: 4, method: 'tasks/get', params: { taskId } });
+    expect(get.served).toBe(1);
+    expect(normalized(get.fast)).toEqual(normalized(get.slow));
+    expect(messagesOf(get.fast)[0]?.['result']).toMatchObject({ taskId, status: 'completed' });
+
+    const list = await both({ jsonrpc: '2.0', id: 5, method: 'tasks/list', params: {} });
+    expect(list.served).toBe(1);
+    expect(normalized(list.fast)).toEqual(normalized(list.slow));
+
+    const cancel = await both({ jsonrpc: '2.0', id: 6, method: 'tasks/cancel', params: { taskId } });
+    expect(cancel.served).toBe(1);
+    expect(normalized(cancel.fast)).toEqual(normalized(cancel.slow));
+    expect(messagesOf(cancel.fast)[0]?.['error']).toMatchObject({ code: -32602 });
+
+    // spec R64: another principal gets exactly what a missing task gets.
+    const other = await both(
+      { jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { taskId } },
+      {
+        authorization: 'Bearer b',
+      },
+    );
+    const missing = await both({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { taskId: 'nope' } });
+    expect(normalized(other.fast)).toEqual(normalized(missing.fast));
+    expect(normalized(other.fast)).toEqual(normalized(other.slow));
+  });
+
+  it('leaves plain MCP traffic (ping, a tools/call without a task) to the SDK', async () => {
+    const ping = await both({ jsonrpc: '2.0', id: 8, method: 'ping' });
+    expect(ping.served).toBe(0);
+    expect(normalized(ping.fast)).toEqual(normalized(ping.slow));
+    const call = await both({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/call',
+      params: { name: 'sleep', arguments: { ms: 0 } },
+    });
+    expect(call.served).toBe(0);
+    expect(normalized(call.fast)).toEqual(normalized(call.slow));
+    expect(call.fast.body).toContain('slept 0');
+  });
+
+  it.each([
+    ['an unknown session id', {}, { 'mcp-session-id': 'not-a-session' }, 404],
+    ['no credentials', {}, { authorization: '' }, 401],
+    ['a foreign Origin', {}, { origin: 'https://evil.example' }, 403],
+    ['a rebound Host', {}, { host: 'evil.example' }, 403],
+    ['an unsupported protocol version header', {}, { 'mcp-protocol-version': '1999-01-01' }, 400],
+    ['a content type other than JSON', {}, { 'content-type': 'text/plain' }, 415],
+    ['an Accept without text/event-stream', {}, { accept: 'application/json' }, 406],
+    ['params that are not an object', { params: 'x' }, {}, 400],
+    ['an id that is not an integer', { id: 1.5 }, {}, 400],
+  ])('refuses %s exactly as the SDK path does', async (_name, change, headers, status) => {
+    const message = { jsonrpc: '2.0', id: 10, method: 'tasks/get', params: { taskId: 'x' }, ...change };
+    const answer = await both(message, headers as Record<string, string>);
+    expect(answer.served).toBe(0);
+    expect(answer.fast.status).toBe(status);
+    expect(normalized(answer.fast)).toEqual(normalized(answer.slow));
+  });
+
+  it('refuses malformed JSON and an oversized body exactly as the SDK path does', async () => {
+    const malformed = await both('{"jsonrpc":"2.0","id":11,"method":"tasks/get"');
+    expect(malformed.fast.status).toBe(400);
+    expect(normalized(malformed.fast)).toEqual(normalized(malformed.slow));
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 12,
+      method: 'tasks/get',
+      params: { taskId: 'x', pad: 'x'.repeat(5 * 1024 * 1024) },
+    });
+    const oversized = await both(huge);
+    expect(oversized.fast.status).toBe(413);
+    expect(normalized(oversized.fast)).toEqual(normalized(oversized.slow));
+    expect(malformed.served + oversized.served).toBe(0);
+  });
+
+  it('applies the rate limit (spec R69) with the same JSON-RPC error', async () => {
+    // Principals of their own per server, so each server's caller has its own quota.
+    const answers: Answer[][] = [[], []];
+    for (const [index, peer] of [peers.fast, peers.slow].entries()) {
+      const token = `rate${index}`;
+      const headers = {
+        ...BASE_HEADERS,
+        authorization: `Bearer ${token}`,
+        'mcp-session-id': peer.session,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const created = await send(peer.url, {
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 13,
+          method: 'tools/call',
+          params: { name: 'sleep', arguments: { ms: 0 }, task: {} },
+        }),
+      });
+      const taskId = (messagesOf(created)[0]?.['result'] as { task: { taskId: string } }).task.taskId;
+      // Finished first (a wait, not a poll), so every poll sees the same status on both servers.
+      await send(peer.url, {
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 15, method: 'tasks/result', params: { taskId } }),
+      });
+      for (let i = 0; i < 4; i++)
+        answers[index]?.push(
+          await send(peer.url, {
+            headers,
+            body: JSON.stringify({ jsonrpc: '2.0', id: 14, method: 'tasks/get', params: { taskId } }),
+          }),
+        );
+    }
+    const [fastAnswers, slowAnswers] = answers as [Answer[], Answer[]];
+    const refused = fastAnswers.at(-1) as Answer;
+    expect(messagesOf(refused)[0]?.['error']).toMatchObject({ code: expect.any(Number) });
+    expect(fastAnswers.map(normalized)).toEqual(slowAnswers.map(normalized));
+  });
+
+  it('resumes a dropped tasks/result stream with Last-Event-ID and delivers its response', async () => {
+    const headers = {
+      ...BASE_HEADERS,
+      authorization: 'Bearer a',
+      'mcp-session-id': peers.fast.session,
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const created = await send(fast.url, {
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 15,
+        method: 'tools/call',
+        params: { name: 'sleep', arguments: { ms: 600 }, task: {} },
+      }),
+    });
+    const taskId = (messagesOf(created)[0]?.['result'] as { task: { taskId: string } }).task.taskId;
+    const dropped = await send(fast.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 16, method: 'tasks/result', params: { taskId } }),
+      dropAfterPriming: true,
+    });
+    const primingId = /^id: (\S+)$/m.exec(dropped.body)?.[1] as string;
+    expect(primingId).toBeDefined();
+    expect(dropped.body).not.toContain('slept');
+    const resumed = await send(fast.url, {
+      method: 'GET',
+      headers: { ...headers, accept: 'text/event-stream', 'last-event-id': primingId },
+    });
+    expect(resumed.status).toBe(200);
+    expect(messagesOf(resumed)).toEqual([
+      expect.objectContaining({
+        id: 16,
+        result: expect.objectContaining({ content: [{ type: 'text', text: 'slept 600' }] }),
+      }),
+    ]);
+  });
+});
