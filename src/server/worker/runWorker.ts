@@ -9,6 +9,7 @@ import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../execu
 import { journaledWork } from '../../workflow/index.js';
 import { createStore } from '../createStore.js';
 import { createTaskWork } from '../createTaskWork.js';
+import { InternalLinkPool } from '../InternalLinkPool.js';
 import type { ToolTaskPolicy } from '../../dialects/index.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { toolConcurrencyOf } from '../toolConcurrencyOf.js';
@@ -89,6 +90,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
   // Recovery in this process queues re-runs on the same queue; nothing else is submitted from a worker.
   const producer = new QueueExecutor({ ...common, engine, store });
   engine.setExecutor(producer);
+  // The worker owns the idle instances of the author's server its task runs reuse, and closes them with itself.
+  const links = options.work || options.freshServerPerTask ? undefined : new InternalLinkPool(options.server);
   const worker = new QueueWorker({
     ...common,
     ...options.queue,
@@ -97,7 +100,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
       ? options.work(engine)
       : journaledWork(
           engine,
-          createTaskWork(options.server, {}, { freshServerPerTask: options.freshServerPerTask ?? false }),
+          createTaskWork(
+            options.server,
+            {},
+            {
+              freshServerPerTask: options.freshServerPerTask ?? false,
+              ...(links && { pool: links }),
+            },
+          ),
         ),
     ...(options.concurrency !== undefined && { concurrency: options.concurrency }),
     ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
@@ -111,6 +121,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     await worker.close({ timeoutMs: 0 }).catch(() => {});
     await producer.close().catch(() => {});
     await engine.close().catch(() => {});
+    await links?.close().catch(() => {});
     throw error;
   }
   let closing: Promise<void> | undefined;
@@ -123,6 +134,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
         await worker.close(closeOptions);
         await producer.close();
         await engine.close();
+        await links?.close();
       })();
       return closing;
     },
