@@ -2,34 +2,15 @@
 // it closes, so a worker shut down gracefully leaves no instance (nor its timers and listeners) behind.
 import { join } from 'node:path';
 
-import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, describe, expect, it } from 'vitest';
-import * as z from 'zod/v4';
 
 import { createMcpTasks, serveHttp } from '../../src/server/index.js';
 import { queueExecutor, runWorker } from '../../src/server/worker/index.js';
+import { countingFactory } from '../helpers/countingFactory.js';
 import { HttpPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import { isolatedQueue } from './backends.js';
 import { redisUrl } from './suites.js';
-
-function countingFactory() {
-  const counter = { instances: 0, closed: 0 };
-  const factory = () => {
-    counter.instances++;
-    const server = new McpServer({ name: 'pooled-worker', version: '1.0.0' });
-    server.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, async ({ text }) => ({
-      content: [{ type: 'text', text }],
-    }));
-    const close = server.close.bind(server);
-    server.close = async () => {
-      counter.closed++;
-      await close();
-    };
-    return server;
-  };
-  return { factory, counter };
-}
 
 if (redisUrl) {
   const url = redisUrl;
