@@ -194,13 +194,6 @@ export class SepDialect implements ServerDialect {
     switch (request.method as Exclude<SepTaskMethod, typeof SepMethod.list>) {
       case SepMethod.get:
         ctx.advertisePollInterval(record.pollIntervalMs);
-        // spec 4.4: the proposal names no stream for associated requests. Questions that no live stream of this
-        // connection carries (their original request died with a restarted server, say) ride on this poll's stream,
-        // each once per connection; the responses answer them as on the original request's stream.
-        releaseAnswered(record, ctx.inFlightInputs);
-        if (record.status === 'input_required') {
-          await deliverInputs(record, ctx, [], SEP_RELATED_TASK_META, clientTaskId);
-        }
         return { result: { ...toSepTask(record), ...related } };
       case SepMethod.result:
         // spec 4.6, 7.1: results exist only for completed tasks.
@@ -237,16 +230,6 @@ export class SepDialect implements ServerDialect {
 function speaksSep1686(request: JsonRpcRequest, session: SessionView): boolean {
   if (carriesSepRelatedTask(isObject(request.params) ? request.params : undefined)) return true;
   return session.negotiatedVersion !== undefined && session.negotiatedVersion < CORE_PROTOCOL_VERSION;
-}
-
-/** Forgets the questions of `record` sent on a poll's stream once they are no longer outstanding (bounds the set). */
-function releaseAnswered(record: TaskRecord, inFlight: Set<string>): void {
-  const prefix = `${record.taskId}:`;
-  const open = new Set(Object.keys(record.inputRequests));
-  for (const [key, offer] of Object.entries(record.offers ?? {})) if (!offer.answered) open.add(key);
-  for (const entry of inFlight) {
-    if (entry.startsWith(prefix) && !open.has(entry.slice(prefix.length))) inFlight.delete(entry);
-  }
 }
 
 function taskIdExists(taskId: string): DialectAnswer {
