@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 
 import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
+import { SEP_CARRIER_WINDOW_MS } from '../../src/dialects/sep-1686/QuestionCarrier.js';
 import { logged, loggedTasks } from '../helpers/stepLog.js';
 import { WORKFLOW_STORES, kill9, onFixture, workflowEnvironment } from '../helpers/workflowWire.js';
 
@@ -12,13 +13,8 @@ type Json = Record<string, unknown>;
 interface TaskWire {
   create(tool: string, args: Json): Promise<string>;
   get(taskId: string): Promise<Json>;
-  /**
-   * Answers the task's question with `confirm`; returns the question as the requestor saw it and the final result.
-   * Absent where a question asked by a server that was then killed cannot reach the requestor any more (SEP-1686).
-   */
-  answer?(taskId: string, confirm: boolean): Promise<{ question: Json; result: Json }>;
-  /** Where `answer` is absent: checks what the requestor still learns of a task whose question it cannot receive. */
-  questionLost?(taskId: string): Promise<void>;
+  /** Answers the task's question with `confirm`; returns the question as the requestor saw it and the final result. */
+  answer(taskId: string, confirm: boolean): Promise<{ question: Json; result: Json }>;
   result(taskId: string): Promise<Json>;
   cancel(taskId: string): Promise<void>;
   /** The key the fixture's step log (`log`) knows the task by, once the task has logged a step. */
@@ -118,6 +114,9 @@ const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> =
     // an unauthenticated session's tasks would be scoped to that session alone.
     const peer: HttpPeer = await fixture.peer({ authorization: `Bearer ${SEP_TOKEN}` });
     await peer.initialize();
+    // The requestor holds each question the server sends (on whichever stream) until a test answers it.
+    const questions: Array<{ request: Message; answer(result: Json): void }> = [];
+    peer.onServerRequest = (request) => new Promise<Json>((resolve) => questions.push({ request, answer: resolve }));
     const related = (taskId: string) => ({ _meta: { 'modelcontextprotocol.io/related-task': { taskId } } });
     const get = async (taskId: string) =>
       (await peer.request('tasks/get', { taskId, ...related(taskId) })).result as Json;
@@ -157,13 +156,18 @@ const GENERATIONS: Record<string, (fixture: HttpFixture) => Promise<TaskWire>> =
         return taskId;
       },
       get,
-      // No `answer`: see the journaled_question scenario.
-      async questionLost(taskId) {
-        const refused = await peer.request('tasks/result', { taskId, ...related(taskId) });
-        expect(refused.error?.message).toContain("Task status is 'input_required'");
-        // The retry recipe (docs/generations.md): re-sending the request learns that the task exists.
-        const again = await peer.request('tools/call', originals.get(taskId)?.params ?? {});
-        expect(again.error?.message).toBe(`Task ID already exists: ${taskId}`);
+      async answer(taskId, confirm) {
+        // spec 4.4: a question whose original request is gone (its server was killed) rides on a poll's stream once
+        // the dead holder's mark has lapsed (SEP_CARRIER_WINDOW_MS after its last renewal).
+        const asked = await eventually(async () => {
+          await get(taskId);
+          return questions.shift();
+        }, 2 * SEP_CARRIER_WINDOW_MS);
+        expect(asked.request.method).toBe('elicitation/create');
+        const meta = asked.request.params?.['_meta'] as Json;
+        expect(meta['modelcontextprotocol.io/related-task']).toEqual({ taskId });
+        asked.answer({ action: 'accept', content: { confirm } });
+        return { question: asked.request.params as Json, result: await result(taskId) };
       },
       result,
       async cancel(taskId) {
@@ -273,15 +277,6 @@ for (const [storeName, spec] of WORKFLOW_STORES) {
               await new Promise((resolve) => setTimeout(resolve, 1000));
               expect((await wire.get(taskId))['status']).toBe('input_required');
               expect(logged(env.MCP_TASKS_STEP_LOG, key)).toEqual(['prepare']);
-              if (!wire.answer) {
-                // SEP-1686 cannot express this scenario. Its questions travel only as requests on the original
-                // request's stream (spec 4.4, 4.7; docs/deployment.md), which died with the server, and the proposal
-                // gives a requestor no other way to receive them: its tasks/result refuses a task that is not
-                // completed, and re-sending the request with the same id is refused as a duplicate (spec 4.2, 7.1).
-                // What holds: the task waits, durably, with prepare run once, and the requestor is told so.
-                await wire.questionLost?.(taskId);
-                return;
-              }
               const { question, result } = await wire.answer(taskId, true);
               expect(question['message']).toBe('Confirm ship?');
               expect(result['structuredContent']).toEqual({ confirm: true, prepareRuns: 1 });

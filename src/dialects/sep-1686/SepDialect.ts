@@ -4,6 +4,7 @@ import {
   answerError,
   deliverInputs,
   listPage,
+  outstandingInputs,
   ownedBy,
   RequestCancelled,
   requireTaskId,
@@ -25,6 +26,7 @@ import {
   SepMethod,
   type SepTaskMethod,
 } from '../../protocol/index.js';
+import { QuestionCarrier, uncarriedQuestions } from './QuestionCarrier.js';
 import { sepStatus, toSepTask } from './sepWire.js';
 
 /** What each task method does, for the error a failure maps to. */
@@ -152,14 +154,19 @@ export class SepDialect implements ServerDialect {
     return this.answerOriginal(record, clientTaskId, ctx);
   }
 
-  /** Holds the original request until the task ends, delivering its input requests meanwhile (spec 4.4, 4.7). */
+  /**
+   * Holds the original request until the task ends, delivering its input requests meanwhile (spec 4.4, 4.7) and
+   * marking the record while they are outstanding, so polls elsewhere leave them to this stream.
+   */
   private async answerOriginal(created: TaskRecord, clientTaskId: string, ctx: DialectContext): Promise<DialectAnswer> {
     let record: TaskRecord | undefined = created;
     const delivered: string[] = [];
+    const carrier = new QuestionCarrier(ctx.engine, created.taskId);
     try {
       while (record && !isTerminal(record.status)) {
         await deliverInputs(record, ctx, delivered, SEP_RELATED_TASK_META, clientTaskId);
-        record = await ctx.engine.waitForChange(created.taskId, record.version, ctx.signal);
+        const renewInMs = await carrier.keep(record);
+        record = await waitOrRenew(ctx, record, renewInMs);
       }
     } catch (error) {
       // spec 4.8: notifications/cancelled for the original request cancels the task (late ones are ignored); a
@@ -175,6 +182,8 @@ export class SepDialect implements ServerDialect {
       throw error;
     } finally {
       for (const entry of delivered) ctx.inFlightInputs.delete(entry);
+      // A failed release only delays the poll's delivery until the mark lapses.
+      if (record && !isTerminal(record.status)) await carrier.release().catch(() => undefined);
     }
     if (!record) return answerError(ErrorCodes.INTERNAL_ERROR, 'The task was deleted before it finished');
     if (record.outcome?.kind === 'error') return { error: record.outcome.error };
@@ -192,9 +201,16 @@ export class SepDialect implements ServerDialect {
     const record = await ctx.engine.getByIdempotencyKey(ctx.caller.owner, clientTaskId);
     const related = { _meta: sepRelatedMeta(clientTaskId) };
     switch (request.method as Exclude<SepTaskMethod, typeof SepMethod.list>) {
-      case SepMethod.get:
+      case SepMethod.get: {
         ctx.advertisePollInterval(record.pollIntervalMs);
+        // spec 4.4: the proposal names no other stream for questions. Those no live original request carries (its
+        // server was killed or restarted, or its requestor let it go) ride on this poll's stream instead, each once
+        // per connection, and their responses answer them as on the original request's.
+        releaseAnswered(record, ctx.inFlightInputs);
+        const uncarried = uncarriedQuestions(record, ctx.engine.clock.now());
+        if (uncarried.size > 0) await deliverInputs(record, ctx, [], SEP_RELATED_TASK_META, clientTaskId, uncarried);
         return { result: { ...toSepTask(record), ...related } };
+      }
       case SepMethod.result:
         // spec 4.6, 7.1: results exist only for completed tasks.
         if (record.status !== 'completed' || record.outcome?.kind !== 'result') {
@@ -230,6 +246,34 @@ export class SepDialect implements ServerDialect {
 function speaksSep1686(request: JsonRpcRequest, session: SessionView): boolean {
   if (carriesSepRelatedTask(isObject(request.params) ? request.params : undefined)) return true;
   return session.negotiatedVersion !== undefined && session.negotiatedVersion < CORE_PROTOCOL_VERSION;
+}
+
+/**
+ * Waits for the task to change; with `renewInMs`, for at most that long, returning `record` unchanged when the time
+ * is up, so the holder can renew its mark.
+ */
+async function waitOrRenew(
+  ctx: DialectContext,
+  record: TaskRecord,
+  renewInMs: number | undefined,
+): Promise<TaskRecord | undefined> {
+  if (renewInMs === undefined) return ctx.engine.waitForChange(record.taskId, record.version, ctx.signal);
+  const due = AbortSignal.timeout(Math.max(1, Math.ceil(renewInMs)));
+  try {
+    return await ctx.engine.waitForChange(record.taskId, record.version, AbortSignal.any([ctx.signal, due]));
+  } catch (error) {
+    if (due.aborted && !ctx.signal.aborted) return record;
+    throw error;
+  }
+}
+
+/** Forgets the questions of `record` a poll carried once they are no longer outstanding (bounds the set). */
+function releaseAnswered(record: TaskRecord, inFlight: Set<string>): void {
+  const prefix = `${record.taskId}:`;
+  const open = new Set(outstandingInputs(record).map(([key]) => key));
+  for (const entry of inFlight) {
+    if (entry.startsWith(prefix) && !open.has(entry.slice(prefix.length))) inFlight.delete(entry);
+  }
 }
 
 function taskIdExists(taskId: string): DialectAnswer {
