@@ -23,15 +23,28 @@ export async function readNodeBody(
   const method = (req.method ?? 'GET').toUpperCase();
   if (method === 'GET' || method === 'HEAD') return undefined;
   if (Number(singleHeader(req.headers['content-length'])) > maxBytes) throw new RequestBodyTooLargeError(maxBytes);
-  const chunks: Buffer[] = [];
-  let received = 0;
-  for await (const chunk of req as AsyncIterable<Buffer | string>) {
-    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    received += bytes.byteLength;
-    if (received > maxBytes) throw new RequestBodyTooLargeError(maxBytes);
-    chunks.push(bytes);
-  }
-  return received === 0 ? undefined : Buffer.concat(chunks, received).toString('utf8');
+  // Stream events rather than an async iterator: the same bytes, without an iterator's promises per request.
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const done = (error: unknown, body?: string) => {
+      req.off('data', onData).off('end', onEnd).off('error', done);
+      if (error) reject(error);
+      else resolve(body);
+    };
+    const onData = (chunk: Buffer | string) => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      received += bytes.byteLength;
+      if (received > maxBytes) {
+        // What leaving the read early does to the stream: it is destroyed, nothing more is read.
+        req.destroy();
+        return done(new RequestBodyTooLargeError(maxBytes));
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => done(undefined, received === 0 ? undefined : Buffer.concat(chunks, received).toString('utf8'));
+    req.on('data', onData).on('end', onEnd).on('error', done);
+  });
 }
 
 /** The web-standard Request for a node:http request whose body was already read (what `toWebRequest` builds). */

@@ -73,6 +73,8 @@ const withQueueStats = (queueStats: ConsoleOptions['queueStats']) => (queueStats
 const DEFAULT_MAX_PENDING_BYTES = 32 * 1024 * 1024;
 const DEFAULT_SLOW_READER_MS = 30_000;
 const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 30_000;
+/** One reason for every request whose response closed: an abort's own DOMException costs a stack trace per request. */
+const CONNECTION_CLOSED = new DOMException('The response was closed', 'AbortError');
 
 /** Serves the tasks-enabled MCP server over Streamable HTTP on node:http. */
 export async function serveHttp(
@@ -120,8 +122,16 @@ export async function serveHttp(
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const abort = new AbortController();
-    res.once('close', () => abort.abort());
+    // Made only when something asks for it (the fast path seldom does): a controller per request shows in profiles.
+    let abort: AbortController | undefined;
+    res.once('close', () => abort?.abort(CONNECTION_CLOSED));
+    const signalOf = () => {
+      if (!abort) {
+        abort = new AbortController();
+        if (res.closed) abort.abort(CONNECTION_CLOSED);
+      }
+      return abort.signal;
+    };
     const onSlowReader = () =>
       tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut');
     const slowReaderMs = options.slowReaderMs ?? DEFAULT_SLOW_READER_MS;
@@ -132,10 +142,18 @@ export async function serveHttp(
       const body = await readNodeBody(req);
       // Task traffic of sessions skips the web Request/Response round trip (docs/architecture.md, "fast path").
       if (
-        await fast?.serve(req, res, body, { signal: abort.signal, write, maxPendingBytes, slowReaderMs, onSlowReader })
+        await fast?.serve(req, res, body, {
+          get signal() {
+            return signalOf();
+          },
+          write,
+          maxPendingBytes,
+          slowReaderMs,
+          onSlowReader,
+        })
       )
         return;
-      response = await route(webRequestOf(req, body, abort.signal), req.socket.remoteAddress);
+      response = await route(webRequestOf(req, body, signalOf()), req.socket.remoteAddress);
     } catch (error) {
       if (error instanceof RequestBodyTooLargeError)
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
