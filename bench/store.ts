@@ -4,7 +4,7 @@
 // Stores are filled through their own insert, STORE_FILL_BATCH (default 5,000) concurrent inserts at a time: on SQLite
 // those share group commits (1,000 inserts per transaction); a million took 2 to 4 minutes (18 at load 14) on a 2-core
 // machine. Each store is then read once in full before it is measured (see readAll). `get` draws from every stored
-// task, so with many stored it also measures the memory hierarchy (a random page of a 900 MB file; the memory store's
+// task, so with many stored it also measures the memory hierarchy (a random page of a 1 GB file; the memory store's
 // ratio shows the same effect); `get (new)` draws from the 1,000 newest, the same working set in both stores.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
