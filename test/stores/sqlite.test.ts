@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 
+import type { TaskRecord } from '../../src/engine/index.js';
 import { SqliteStore } from '../../src/stores/sqlite/index.js';
+import { SQLITE_MIGRATIONS } from '../../src/stores/sqlite/migrations.js';
 import { tempDir } from '../helpers/tmp.js';
 import { makeRecord } from '../helpers/records.js';
 import { storeContract, waitUntil } from './storeContract.js';
@@ -113,5 +115,108 @@ describe('SqliteStore per-owner counter', () => {
     } finally {
       await after.close();
     }
+  });
+});
+
+/** A file at schema version 3 (the table without rowid, keyed by task id), holding `records` as that version wrote them. */
+function versionThreeFile(path: string, records: TaskRecord[]): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  for (const step of SQLITE_MIGRATIONS.slice(0, 3)) db.exec(step);
+  db.pragma('user_version = 3');
+  const insert = db.prepare(
+    `INSERT INTO mcp_tasks (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data, tool, dialect)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  for (const r of records) {
+    insert.run(
+      r.taskId,
+      r.owner,
+      r.status,
+      r.createdAt,
+      r.expiresAt,
+      r.idempotencyKey ?? null,
+      r.runner ?? null,
+      r.leaseUntil ?? null,
+      r.version,
+      JSON.stringify(r),
+      r.request.params['name'] as string,
+      r.dialect,
+    );
+  }
+  db.close();
+}
+
+describe('SqliteStore migration to the table clustered by insertion', () => {
+  it('moves the tasks of a version 3 file into the rowid table in creation order, every read and count intact', async () => {
+    const path = join(tempDir(), 'tasks.db');
+    const now = Date.now();
+    const first = makeRecord({ createdAt: now - 3000, idempotencyKey: 'key-1' });
+    const leased = makeRecord({ createdAt: now - 2000, runner: 'runner-1', leaseUntil: now - 1 });
+    const third = makeRecord({ createdAt: now - 1000, status: 'completed' });
+    const otherOwner = makeRecord({ createdAt: now - 1500, owner: 'owner-b' });
+    const records = [third, first, otherOwner, leased];
+    versionThreeFile(path, records);
+
+    const store = new SqliteStore({ path });
+    await store.init();
+    try {
+      const db = new Database(path, { readonly: true });
+      const table = db.prepare(`SELECT sql FROM sqlite_schema WHERE name = 'mcp_tasks'`).pluck().get() as string;
+      const order = db.prepare('SELECT task_id FROM mcp_tasks ORDER BY seq').pluck().all();
+      const version = db.pragma('user_version', { simple: true });
+      db.close();
+      expect(table).not.toMatch(/WITHOUT ROWID/);
+      expect(order).toEqual([first.taskId, leased.taskId, otherOwner.taskId, third.taskId]);
+      expect(version).toBe(SQLITE_MIGRATIONS.length);
+
+      for (const record of records) expect(await store.get(record.taskId)).toEqual(record);
+      expect((await store.list('owner-a', { limit: 10, now })).map((r) => r.taskId)).toEqual([
+        third.taskId,
+        leased.taskId,
+        first.taskId,
+      ]);
+      expect((await store.getByIdempotencyKey('owner-a', 'key-1'))?.taskId).toBe(first.taskId);
+      expect((await store.findStale(now, 10)).map((r) => r.taskId)).toEqual([leased.taskId]);
+      expect(await store.countActive('owner-a')).toBe(2);
+      // The per-owner counter kept its counts through the rewrite (the old table was dropped without its triggers).
+      expect(await store.insert(makeRecord(), { maxStored: 3 })).toEqual({
+        inserted: false,
+        reason: 'limit',
+        limit: 'stored',
+      });
+      expect(await store.insert(makeRecord({ owner: 'owner-b' }), { maxStored: 2 })).toEqual({ inserted: true });
+      expect(await store.insert({ ...first, owner: 'owner-c' })).toEqual({ inserted: false, reason: 'duplicate_id' });
+      expect(await store.insert(makeRecord({ idempotencyKey: 'key-1' }))).toEqual({
+        inserted: false,
+        reason: 'duplicate_key',
+        existing: first,
+      });
+      // The triggers were created again on the new table: a delete is counted.
+      expect(await store.delete(third.taskId)).toBe(true);
+      expect(await store.insert(makeRecord(), { maxStored: 3 })).toEqual({ inserted: true });
+      expect(await store.replace({ ...leased, statusMessage: 'moved', version: 2 }, 1)).toBe(true);
+      expect((await store.get(leased.taskId))?.statusMessage).toBe('moved');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('appends new tasks after the migrated ones', async () => {
+    const path = join(tempDir(), 'tasks.db');
+    const old = makeRecord({ createdAt: Date.now() - 1000 });
+    versionThreeFile(path, [old]);
+    const store = new SqliteStore({ path });
+    await store.init();
+    const fresh = makeRecord();
+    try {
+      await store.insert(fresh);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path, { readonly: true });
+    const order = db.prepare('SELECT task_id FROM mcp_tasks ORDER BY seq').pluck().all();
+    db.close();
+    expect(order).toEqual([old.taskId, fresh.taskId]);
   });
 });
