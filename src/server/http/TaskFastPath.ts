@@ -78,14 +78,16 @@ const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
 const KEEP_ALIVE_MS = 15_000;
 
 /**
- * Task traffic of 2025-era Streamable HTTP sessions, answered from node:http directly (no web Request/Response, no
- * SDK transport in between) by the same dialects that answer it on the SDK's way, through the session's
- * TaskConnection. It only takes a request it can answer exactly as the SDK's way would: anything else — another
- * path, no or an unknown session, a Host or Origin refused, a content type, Accept or protocol version header the
- * transport would refuse, a body that is not one plain JSON-RPC request, a method no dialect claims — is declined
- * before authentication (false), and the SDK's way answers it, errors included. The checks are the transport's own,
- * or stricter. A GET resuming (Last-Event-ID) a stream of the fast path is served here too, since only this path
- * knows the stream is still waiting for its answer.
+ * Requests of 2025-era Streamable HTTP sessions answered from node:http directly (no web Request/Response, no SDK
+ * transport in between), through the session's TaskConnection: task traffic by the same dialects that answer it on
+ * the SDK's way, and (`forwardPlain`) the plain requests no dialect claims by the session's SDK server, as the
+ * transport would hand them over. It only takes a request it can answer exactly as the SDK's way would: anything
+ * else — another path, no or an unknown session, a Host or Origin refused, a content type, Accept or protocol version
+ * header the transport would refuse, a body that is not one plain JSON-RPC request, a method it does not take — is
+ * declined before authentication (false), and the SDK's way answers it, errors included. The checks are the
+ * transport's own, or stricter. (The transport's scope challenges never apply: an SDK server sets them on the
+ * transport it connects to, the TaskConnection, which takes none.) A GET resuming (Last-Event-ID) a stream of the
+ * fast path is served here too, since only this path knows the stream is still waiting for its answer.
  */
 export class TaskFastPath {
   /** Requests a dialect answered on this path (resumed streams not counted). */
@@ -154,7 +156,7 @@ export class TaskFastPath {
     const delivered = (): MessageExtraLike => {
       let web = auth.request;
       if (!web && this.host.webRequest) {
-        // Its body was read, as the transport's is.
+        // Without its body, read already (as the transport's has been).
         web = webRequestOf(req, undefined, io.signal);
         tagClientAddress(web, req.socket.remoteAddress);
       }
@@ -168,7 +170,8 @@ export class TaskFastPath {
       };
     };
     if (!session.connection.offer(request, extra, stream.send, forward ? delivered : undefined)) {
-      // No dialect claims it (a plain tools/call): the SDK's way, without authenticating again.
+      // Declined after all (not claimed and not handed on, or its id in flight): the SDK's way, without authenticating
+      // again.
       if (!auth.request) return false;
       await io.write(await this.host.serveAuthenticated(auth.request, auth.info, req.socket.remoteAddress));
       return true;
