@@ -1,7 +1,8 @@
 // npm run bench:proxy — what the gateway adds: p50/p99 latency of a plain tools/call through `mcp-tasks proxy`
 // against the same call made on the upstream directly (goal: p50 added <= 2 ms), and of a whole task lifecycle
 // through the proxy (tools/call with a task, then tasks/result) against the direct plain call. The upstream is
-// @modelcontextprotocol/server-everything over Streamable HTTP; both run as their own processes.
+// @modelcontextprotocol/server-everything over Streamable HTTP; both run as their own processes. The three are measured
+// in alternation (one of each per round), so load on a shared machine weighs on every figure alike.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { HttpSession, preciseNow } from './httpSession.js';
 import { fmt, percentile } from './measure.js';
 
-const SAMPLES = 400;
+const SAMPLES = 1000;
 const WARMUP = 100;
 const EVERYTHING = fileURLToPath(
   new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
@@ -42,15 +43,18 @@ async function start(args: string[], pattern: RegExp, env: Record<string, string
   return child;
 }
 
-async function latencies(op: () => Promise<unknown>): Promise<number[]> {
-  for (let i = 0; i < WARMUP; i++) await op();
-  const sample: number[] = [];
+/** The latencies of each operation, measured round after round with one call of each per round. */
+async function latencies(ops: Array<() => Promise<unknown>>): Promise<number[][]> {
+  for (let i = 0; i < WARMUP; i++) for (const op of ops) await op();
+  const samples = ops.map((): number[] => []);
   for (let i = 0; i < SAMPLES; i++) {
-    const begin = preciseNow();
-    await op();
-    sample.push(preciseNow() - begin);
+    for (const [index, op] of ops.entries()) {
+      const begin = preciseNow();
+      await op();
+      samples[index]?.push(preciseNow() - begin);
+    }
   }
-  return sample;
+  return samples;
 }
 
 const children: ChildProcess[] = [];
@@ -82,16 +86,20 @@ try {
   });
   const echo = { name: 'echo', arguments: { message: 'hello' } };
 
-  const directCall = await latencies(() => direct.request('tools/call', echo));
-  const proxiedCall = await latencies(() => through.request('tools/call', echo));
-  const proxiedTask = await latencies(async () => {
-    const created = await through.request('tools/call', { ...echo, task: {} });
-    await through.request('tasks/result', { taskId: (created['task'] as { taskId: string }).taskId });
-  });
+  const [directCall, proxiedCall, proxiedTask] = (await latencies([
+    () => direct.request('tools/call', echo),
+    () => through.request('tools/call', echo),
+    async () => {
+      const created = await through.request('tools/call', { ...echo, task: {} });
+      await through.request('tasks/result', { taskId: (created['task'] as { taskId: string }).taskId });
+    },
+  ])) as [number[], number[], number[]];
 
   const row = (name: string, sample: number[]) =>
     `${name.padEnd(44)} p50 ${fmt(percentile(sample, 50), 2).padStart(6)} ms   p99 ${fmt(percentile(sample, 99), 2).padStart(6)} ms`;
-  console.log(`tools/call echo over Streamable HTTP, ${SAMPLES} calls each (after ${WARMUP} warm-up calls)`);
+  console.log(
+    `tools/call echo over Streamable HTTP, ${SAMPLES} calls each in alternation (after ${WARMUP} warm-up rounds)`,
+  );
   console.log(row('upstream directly (plain call)', directCall));
   console.log(row('through the proxy (plain call)', proxiedCall));
   console.log(row('through the proxy (task: create + tasks/result)', proxiedTask));

@@ -1,5 +1,6 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 
 import type { RpcError } from './passthrough.js';
 import { ErrorCodes } from '../protocol/index.js';
@@ -32,6 +33,14 @@ export class DirectRefusedError extends Error {}
 
 type Message = Record<string, unknown>;
 
+/** What node:http fails an aborted request with. */
+function abortError(signal: AbortSignal): Error {
+  return Object.assign(new Error('The operation was aborted', { cause: signal.reason }), {
+    name: 'AbortError',
+    code: 'ABORT_ERR',
+  });
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -44,14 +53,20 @@ function isObject(value: unknown): value is Record<string, unknown> {
  */
 export class DirectHttpCall {
   private readonly agent: HttpAgent;
+  /** Where every exchange goes, taken apart once rather than per request. */
+  private readonly target: RequestOptions;
+  private readonly send: typeof httpRequest;
   private nextId = 0;
 
   constructor(
-    private readonly url: URL,
+    url: URL,
     private readonly headers: Record<string, string>,
   ) {
+    const https = url.protocol === 'https:';
     // Keep-alive: the upstream hop reuses its connections instead of a TCP handshake per call.
-    this.agent = url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
+    this.target = { ...urlToHttpOptions(url), method: 'POST', agent: this.agent };
+    this.send = https ? httpsRequest : httpRequest;
   }
 
   async request(
@@ -99,11 +114,10 @@ export class DirectHttpCall {
   }
 
   private post(body: string, session: DirectSession, signal?: AbortSignal): Promise<IncomingMessage> {
-    const send = this.url.protocol === 'https:' ? httpsRequest : httpRequest;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
     return new Promise<IncomingMessage>((resolve, reject) => {
-      const request = send(this.url, {
-        method: 'POST',
-        agent: this.agent,
+      const request = this.send({
+        ...this.target,
         headers: {
           ...this.headers,
           'content-type': 'application/json',
@@ -112,10 +126,17 @@ export class DirectHttpCall {
           'mcp-protocol-version': session.protocolVersion,
           ...(session.sessionId !== undefined && { 'mcp-session-id': session.sessionId }),
         },
-        ...(signal && { signal }),
       });
-      request.once('response', resolve);
+      // Until the answer starts, an abort drops the exchange (then the caller's own abort handling takes over). A
+      // listener of our own: the `signal` option of http.request costs more per request.
+      const onAbort = () => request.destroy(abortError(signal as AbortSignal));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      request.once('response', (response) => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(response);
+      });
       request.once('error', (error: NodeJS.ErrnoException) => {
+        signal?.removeEventListener('abort', onAbort);
         // A pooled connection the upstream closed while idle (its keep-alive timeout) fails at once on reuse; the
         // server never read the call, so it may go another way (Node's documented remedy for this race).
         if (request.reusedSocket && error.code === 'ECONNRESET') reject(new DirectRefusedError(error.message));

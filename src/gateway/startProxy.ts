@@ -110,6 +110,8 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const http = await serveHttp(tasks, factory, {
     port: options.serve.port ?? 3000,
     host: options.serve.host ?? '127.0.0.1',
+    // The gateway's handlers never read `ctx.http.req`.
+    fastPath: { webRequest: false },
     ...config.http,
     ...(config.auth?.jwt && jwtAuth(config.auth.jwt)),
     ...(config.console && { console: config.console }),

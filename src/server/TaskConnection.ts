@@ -77,6 +77,11 @@ export class TaskConnection implements TransportLike {
   onmessage?: ((message: JsonRpcMessage, extra?: MessageExtraLike) => void) | undefined;
 
   private readonly handling = new Map<RequestId, AbortController>();
+  /**
+   * Requests of the fast path the SDK server answers, with the stream their messages go to instead of the transport
+   * (until the response; a cancelled request's entry goes with its cancellation, since it gets no response).
+   */
+  private readonly routed = new Map<RequestId, RequestStream>();
   /** Requests the SDK server answers whose answer is to be changed on its way out. */
   private readonly tracked = new Map<RequestId, { initialize: boolean; decorations: Decoration[] }>();
   private readonly inFlightInputs = new Set<string>();
@@ -138,7 +143,18 @@ export class TaskConnection implements TransportLike {
     message: JsonRpcMessage,
     options?: { relatedRequestId?: RequestId; [key: string]: unknown },
   ): Promise<void> {
-    await this.inner.send(this.outbound(message), options);
+    const out = this.outbound(message);
+    if (this.routed.size > 0) {
+      // As the transport routes them: a response by its id, anything else by the request it relates to.
+      const response = isJsonRpcResponse(out);
+      const id = response ? out.id : options?.relatedRequestId;
+      const stream = id === undefined || id === null ? undefined : this.routed.get(id);
+      if (stream) {
+        if (response) this.routed.delete(id as RequestId);
+        return stream(out);
+      }
+    }
+    await this.inner.send(out, options);
   }
 
   async close(): Promise<void> {
@@ -169,7 +185,10 @@ export class TaskConnection implements TransportLike {
     }
     if (isJsonRpcNotification(message)) {
       if (message.method === 'notifications/cancelled' && isObject(message.params)) {
-        const controller = this.handling.get(message.params['requestId'] as RequestId);
+        const cancelled = message.params['requestId'] as RequestId;
+        // The SDK server sends no response to a request it cancels.
+        this.routed.delete(cancelled);
+        const controller = this.handling.get(cancelled);
         if (controller) {
           const reason = message.params['reason'];
           return controller.abort(new RequestCancelled(typeof reason === 'string' ? reason : undefined));
@@ -190,25 +209,41 @@ export class TaskConnection implements TransportLike {
     }
     const claimed = this.claimOf(message, session);
     if (claimed) return this.answer(message, session.caller, claimed, extra, this.streamOf(message.id));
-    const forwarded = this.host.dialects.reduce(
-      (request, dialect) => dialect.forward?.(request, session) ?? request,
-      message,
-    );
-    this.onmessage?.(forwarded, extra);
+    this.onmessage?.(this.forwarded(message, session), extra);
+  }
+
+  /** The request as the SDK server gets it, once each dialect adjusted it. */
+  private forwarded(request: JsonRpcRequest, session: SessionView): JsonRpcRequest {
+    return this.host.dialects.reduce((message, dialect) => dialect.forward?.(message, session) ?? message, request);
   }
 
   /**
-   * Answers `request` on `stream` (its own response stream, not the SDK transport's) when a dialect claims it, exactly
-   * as a request arriving through the transport: the HTTP fast path. False, with nothing done, when no dialect claims
-   * it, or when the SDK server's answer would be decorated: the request then takes the transport's way.
+   * Answers `request` on `stream` (its own response stream, not the SDK transport's) exactly as a request arriving
+   * through the transport: the HTTP fast path. A request a dialect claims is answered by it (unless the SDK server's
+   * answer would be decorated); with `forward`, one no dialect claims goes to the SDK server as the transport would
+   * deliver it (with the extra `forward` gives, what the transport passes along), and whatever the server sends for it
+   * (its response, notifications and requests related to it) goes to `stream`. False, with nothing done, for anything
+   * else, and for an id already in flight here: the request then takes the transport's way.
    */
-  offer(request: JsonRpcRequest, extra: MessageExtraLike, stream: RequestStream): boolean {
+  offer(
+    request: JsonRpcRequest,
+    extra: MessageExtraLike,
+    stream: RequestStream,
+    forward?: () => MessageExtraLike,
+  ): boolean {
     if (this.closed || request.method === 'initialize') return false;
     const session = this.sessionFor(request, extra);
-    if (this.host.dialects.some((dialect) => dialect.decorate?.(request, session) !== undefined)) return false;
+    const decorations = this.host.dialects.flatMap((dialect) => dialect.decorate?.(request, session) ?? []);
     const claimed = this.claimOf(request, session);
-    if (!claimed) return false;
-    this.answer(request, session.caller, claimed, extra, stream);
+    if (claimed) {
+      if (decorations.length > 0) return false;
+      this.answer(request, session.caller, claimed, extra, stream);
+      return true;
+    }
+    if (!forward || this.routed.has(request.id) || this.handling.has(request.id)) return false;
+    if (decorations.length > 0) this.tracked.set(request.id, { initialize: false, decorations });
+    this.routed.set(request.id, stream);
+    this.onmessage?.(this.forwarded(request, session), forward());
     return true;
   }
 
@@ -365,6 +400,7 @@ export class TaskConnection implements TransportLike {
   private handleClose(): void {
     if (this.closed) return;
     this.closed = true;
+    this.routed.clear();
     for (const controller of this.handling.values()) controller.abort(new Error('connection closed'));
     for (const stop of this.following.values()) stop();
     this.following.clear();

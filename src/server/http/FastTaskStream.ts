@@ -53,6 +53,8 @@ export class FastTaskStream {
   private opened!: () => void;
   private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
   private answered = false;
+  /** The client's connection is to end as soon as it is open (closeClient came first). */
+  private closeOnOpen = false;
   private readonly watched = new WeakSet<ServerResponse>();
 
   constructor(private readonly options: FastTaskStreamOptions) {}
@@ -61,19 +63,28 @@ export class FastTaskStream {
     return this.res !== undefined;
   }
 
+  /** Whether the stream is resumable (its priming event was written). */
+  get primed(): boolean {
+    return this.options.primed;
+  }
+
   /**
-   * Writes the headers and the priming event; messages sent before wait for it. What the stream writes until the
-   * current turn of the event loop ends (the answer of a quick request, its end) leaves in one write with the headers.
+   * Writes the headers and the priming event, in one write, once what the request set off in this turn of the event
+   * loop has gone out (a forwarded call's upstream request, say), so the client is not woken in between; messages sent
+   * before wait for it. What follows within one more turn (the answer of a quick request, its end) joins that write.
    */
   async open(res: ServerResponse): Promise<void> {
     try {
+      const priming = this.options.primed
+        ? await this.options.events.storeEvent(this.streamId, {} as JSONRPCMessage)
+        : undefined;
+      await new Promise((resolve) => setImmediate(resolve));
       res.writeHead(200, sseHeaders(this.options.sessionId));
       coalesce(res);
       this.attach(res);
-      if (this.options.primed) {
-        const id = await this.options.events.storeEvent(this.streamId, {} as JSONRPCMessage);
-        this.write(`id: ${id}\nretry: ${this.options.retryMs}\ndata: \n\n`);
-      }
+      if (priming === undefined) res.flushHeaders();
+      else this.write(`id: ${priming}\nretry: ${this.options.retryMs}\ndata: \n\n`);
+      if (this.closeOnOpen) this.end();
     } finally {
       // Whatever happened to the client, the request's messages are still stored for a resumption.
       this.opened();
@@ -103,6 +114,15 @@ export class FastTaskStream {
     await this.options.events.replayEventsAfter(lastEventId, {
       send: async (eventId, message) => this.write(sseEvent(eventId, message as JsonRpcMessage)),
     });
+  }
+
+  /**
+   * Ends the client's connection without the answer, which is still stored: the client resumes the stream with
+   * Last-Event-ID (the transport's `closeSSEStream`, for servers that make clients poll).
+   */
+  closeClient(): void {
+    if (this.res) this.end();
+    else this.closeOnOpen = true;
   }
 
   /** Ends the stream (the session closed): a later answer is not stored. */

@@ -22,6 +22,10 @@ export interface TaskFastPathHost {
   };
   /** The reconnection delay a session's priming events suggest. */
   readonly retryMs: number;
+  /** Whether requests no dialect claims (a plain `tools/call`, `ping`…) are handed to the session's server here too. */
+  readonly forwardPlain: boolean;
+  /** Whether such a request comes with a web Request (`ctx.http.req` of its handler), as the transport gives it. */
+  readonly webRequest: boolean;
   /** The handler's own way for an authenticated request (when no dialect claims it after all). */
   serveAuthenticated(
     request: Request,
@@ -32,7 +36,8 @@ export interface TaskFastPathHost {
 
 /** How the HTTP server writes an answer of the SDK's way, and its output bounds. */
 export interface FastPathIo {
-  signal: AbortSignal;
+  /** Aborted when the exchange ends (made on first use). */
+  readonly signal: AbortSignal;
   write(response: Response): Promise<void>;
   maxPendingBytes: number;
   slowReaderMs: number;
@@ -49,19 +54,40 @@ const FAST_METHODS = new Set([
   'tasks/delete',
   'tools/call',
 ]);
+/**
+ * Requests the session's SDK server answers that the fast path may hand it (`forwardPlain`): the transport treats them
+ * all alike (one SSE stream per request, closed with its response). Not `initialize`, which the transport answers
+ * itself, nor `subscriptions/listen`, which the handler serves apart.
+ */
+const FORWARDED_METHODS = new Set([
+  'tools/call',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'ping',
+]);
 const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
 /** The SDK transport's keep-alive interval on a request's SSE stream. */
 const KEEP_ALIVE_MS = 15_000;
 
 /**
- * Task traffic of 2025-era Streamable HTTP sessions, answered from node:http directly (no web Request/Response, no
- * SDK transport in between) by the same dialects that answer it on the SDK's way, through the session's
- * TaskConnection. It only takes a request it can answer exactly as the SDK's way would: anything else — another
- * path, no or an unknown session, a Host or Origin refused, a content type, Accept or protocol version header the
- * transport would refuse, a body that is not one plain JSON-RPC request, a method no dialect claims — is declined
- * before authentication (false), and the SDK's way answers it, errors included. The checks are the transport's own,
- * or stricter. A GET resuming (Last-Event-ID) a stream of the fast path is served here too, since only this path
- * knows the stream is still waiting for its answer.
+ * Requests of 2025-era Streamable HTTP sessions answered from node:http directly (no web Request/Response, no SDK
+ * transport in between), through the session's TaskConnection: task traffic by the same dialects that answer it on
+ * the SDK's way, and (`forwardPlain`) the plain requests no dialect claims by the session's SDK server, as the
+ * transport would hand them over. It only takes a request it can answer exactly as the SDK's way would: anything
+ * else — another path, no or an unknown session, a Host or Origin refused, a content type, Accept or protocol version
+ * header the transport would refuse, a body that is not one plain JSON-RPC request, a method it does not take — is
+ * declined before authentication (false), and the SDK's way answers it, errors included. The checks are the
+ * transport's own, or stricter. (The transport's scope challenges never apply: an SDK server sets them on the
+ * transport it connects to, the TaskConnection, which takes none.) A GET resuming (Last-Event-ID) a stream of the
+ * fast path is served here too, since only this path knows the stream is still waiting for its answer.
  */
 export class TaskFastPath {
   /** Requests a dialect answered on this path (resumed streams not counted). */
@@ -100,7 +126,9 @@ export class TaskFastPath {
     if (!isJsonContentType(req.headers['content-type'] ?? null)) return false;
     if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return false;
     const request = plainRequestOf(body);
-    if (!request || !FAST_METHODS.has(request.method)) return false;
+    if (!request) return false;
+    const forward = this.host.forwardPlain && FORWARDED_METHODS.has(request.method);
+    if (!forward && !FAST_METHODS.has(request.method)) return false;
     const auth = await this.authenticate(req, body, io);
     if (auth instanceof Response) {
       await io.write(auth);
@@ -124,8 +152,26 @@ export class TaskFastPath {
       ...(auth.info && { authInfo: auth.info }),
       ...(auth.request ? { request: auth.request } : { requestInfo: { headers: req.headers } }),
     };
-    if (!session.connection.offer(request, extra, stream.send)) {
-      // No dialect claims it (a plain tools/call): the SDK's way, without authenticating again.
+    // What the transport passes along with a request it delivers to the SDK server (handlers see it as `ctx.http`).
+    const delivered = (): MessageExtraLike => {
+      let web = auth.request;
+      if (!web && this.host.webRequest) {
+        // Without its body, read already (as the transport's has been).
+        web = webRequestOf(req, undefined, io.signal);
+        tagClientAddress(web, req.socket.remoteAddress);
+      }
+      return {
+        authInfo: auth.info,
+        ...(web ? { request: web } : { requestInfo: { headers: req.headers } }),
+        ...(stream.primed && {
+          closeSSEStream: () => stream.closeClient(),
+          closeStandaloneSSEStream: () => session.transport.closeStandaloneSSEStream(),
+        }),
+      };
+    };
+    if (!session.connection.offer(request, extra, stream.send, forward ? delivered : undefined)) {
+      // Declined after all (not claimed and not handed on, or its id in flight): the SDK's way, without authenticating
+      // again.
       if (!auth.request) return false;
       await io.write(await this.host.serveAuthenticated(auth.request, auth.info, req.socket.remoteAddress));
       return true;

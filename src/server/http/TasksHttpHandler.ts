@@ -283,16 +283,26 @@ export function createTasksHttpHandler(
   };
   fastPaths.set(
     handler,
-    (path) => new TaskFastPath({ sessions, options, retryMs: RETRY_MS, serveAuthenticated }, path),
+    (path, plain) => new TaskFastPath({ sessions, options, retryMs: RETRY_MS, ...plain, serveAuthenticated }, path),
   );
   return handler;
 }
 
-const fastPaths = new WeakMap<TasksHttpHandler, (path: string) => TaskFastPath>();
+/** Whether the fast path also hands plain requests to the session's server, and with a web Request or not. */
+export interface PlainFastPath {
+  forwardPlain: boolean;
+  webRequest: boolean;
+}
 
-/** The fast path for task traffic of a handler served at `path` by node:http (serveHttp). */
-export function taskFastPathOf(handler: TasksHttpHandler, path: string): TaskFastPath | undefined {
-  return fastPaths.get(handler)?.(path);
+const fastPaths = new WeakMap<TasksHttpHandler, (path: string, plain: PlainFastPath) => TaskFastPath>();
+
+/** The fast path for the session traffic of a handler served at `path` by node:http (serveHttp). */
+export function taskFastPathOf(
+  handler: TasksHttpHandler,
+  path: string,
+  plain: PlainFastPath = { forwardPlain: true, webRequest: true },
+): TaskFastPath | undefined {
+  return fastPaths.get(handler)?.(path, plain);
 }
 
 /**

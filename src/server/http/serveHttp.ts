@@ -49,11 +49,14 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
    */
   console?: ConsoleOptions;
   /**
-   * Task traffic of 2025-era sessions (`tasks/*`, task-augmented `tools/call`) answered from node:http directly
-   * instead of through the SDK transport: same checks and answers, less work per request. Default true; `false`
-   * sends everything the SDK's way.
+   * Requests of 2025-era sessions answered from node:http directly instead of through the SDK transport: same checks
+   * and answers, less work per request. Task traffic (`tasks/*`, task-augmented `tools/call`) and, unless
+   * `plainRequests` is false, the plain requests the session's server answers (`tools/call`, `resources/read`,
+   * `ping`…), whose handlers get the web Request in `ctx.http.req` as on the SDK's way unless `webRequest` is false
+   * (for a server whose handlers never read it: one less object per request). Default true; `false` sends
+   * everything the SDK's way.
    */
-  fastPath?: boolean;
+  fastPath?: boolean | { plainRequests?: boolean; webRequest?: boolean };
 }
 
 export interface HttpServerHandle {
@@ -85,7 +88,14 @@ export async function serveHttp(
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
   const handler = createTasksHttpHandler(tasks, factory, options);
-  const fast = options.fastPath === false ? undefined : taskFastPathOf(handler, path);
+  const plain = typeof options.fastPath === 'object' ? options.fastPath : {};
+  const fast =
+    options.fastPath === false
+      ? undefined
+      : taskFastPathOf(handler, path, {
+          forwardPlain: plain.plainRequests !== false,
+          webRequest: plain.webRequest !== false,
+        });
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
   const taskConsole =
     options.console &&
@@ -122,13 +132,17 @@ export async function serveHttp(
   }
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    // Made only when something asks for it (the fast path seldom does): a controller per request shows in profiles.
+    // Aborted when the exchange ends; only made for what needs it (a web Request), which most fast requests never do.
     let abort: AbortController | undefined;
-    res.once('close', () => abort?.abort(CONNECTION_CLOSED));
-    const signalOf = () => {
+    let closed = false;
+    res.once('close', () => {
+      closed = true;
+      abort?.abort(CONNECTION_CLOSED);
+    });
+    const signal = (): AbortSignal => {
       if (!abort) {
         abort = new AbortController();
-        if (res.closed) abort.abort(CONNECTION_CLOSED);
+        if (closed) abort.abort(CONNECTION_CLOSED);
       }
       return abort.signal;
     };
@@ -141,19 +155,17 @@ export async function serveHttp(
     try {
       const body = await readNodeBody(req);
       // Task traffic of sessions skips the web Request/Response round trip (docs/architecture.md, "fast path").
-      if (
-        await fast?.serve(req, res, body, {
-          get signal() {
-            return signalOf();
-          },
-          write,
-          maxPendingBytes,
-          slowReaderMs,
-          onSlowReader,
-        })
-      )
-        return;
-      response = await route(webRequestOf(req, body, signalOf()), req.socket.remoteAddress);
+      const io = {
+        get signal() {
+          return signal();
+        },
+        write,
+        maxPendingBytes,
+        slowReaderMs,
+        onSlowReader,
+      };
+      if (await fast?.serve(req, res, body, io)) return;
+      response = await route(webRequestOf(req, body, signal()), req.socket.remoteAddress);
     } catch (error) {
       if (error instanceof RequestBodyTooLargeError)
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });

@@ -1,10 +1,12 @@
-import { request as httpRequest } from 'node:http';
-
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../../src/server/index.js';
+import { BASE_HEADERS, messagesOf, normalized, send, type Answer } from '../../helpers/httpExchange.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function createServer(): McpServer {
   const server = new McpServer({ name: 'fast-path', version: '1.0.0' });
@@ -12,72 +14,56 @@ function createServer(): McpServer {
     'sleep',
     { description: 'Sleeps ms', inputSchema: z.object({ ms: z.number() }) },
     async ({ ms }) => {
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await sleep(ms);
       return { content: [{ type: 'text', text: `slept ${ms}` }] };
     },
   );
+  server.registerTool('steps', { inputSchema: z.object({ n: z.number() }) }, async ({ n }, ctx) => {
+    const progressToken = ctx.mcpReq._meta?.progressToken;
+    for (let step = 1; step <= n; step++)
+      if (progressToken !== undefined)
+        await ctx.mcpReq.notify({
+          method: 'notifications/progress',
+          params: { progressToken, progress: step, total: n, message: `step ${step}` },
+        });
+    return { content: [{ type: 'text', text: `${n} steps` }] };
+  });
+  server.registerTool('fail', { inputSchema: z.object({}) }, async () => {
+    throw new Error('it failed');
+  });
+  server.registerTool('whoami', { inputSchema: z.object({}) }, async (_args, ctx) => ({
+    content: [
+      {
+        type: 'text',
+        text: JSON.stringify({
+          tenant: ctx.http?.req?.headers.get('x-tenant') ?? null,
+          client: ctx.http?.authInfo?.clientId ?? null,
+          session: ctx.sessionId !== undefined,
+        }),
+      },
+    ],
+  }));
+  server.registerTool('ask', { inputSchema: z.object({ question: z.string() }) }, async ({ question }, ctx) => {
+    const schema = { type: 'object' as const, properties: { answer: { type: 'string' as const } } };
+    const answer = await ctx.mcpReq.elicitInput({ message: question, requestedSchema: schema } as never);
+    return { content: [{ type: 'text', text: `${question} ${JSON.stringify(answer)}` }] };
+  });
+  // Makes its client poll: the stream is closed before the answer, which the client fetches with Last-Event-ID.
+  server.registerTool('poll', { inputSchema: z.object({ ms: z.number() }) }, async ({ ms }, ctx) => {
+    ctx.http?.closeSSE?.();
+    await sleep(ms);
+    return { content: [{ type: 'text', text: `polled after ${ms}` }] };
+  });
+  server.registerResource('notes', 'notes://today', { mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, text: 'nothing planned' }],
+  }));
+  server.registerPrompt('greet', { argsSchema: z.object({ name: z.string() }) }, ({ name }) => ({
+    messages: [{ role: 'user' as const, content: { type: 'text' as const, text: `Hello ${name}` } }],
+  }));
   return server;
 }
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** node:http, so the test controls every header; a stream is read until it ends (or `dropAfter` bytes). */
-function send(
-  url: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string; dropAfterPriming?: boolean } = {},
-): Promise<Answer> {
-  return new Promise<Answer>((resolve, reject) => {
-    const request = httpRequest(url, { method: options.method ?? 'POST', headers: options.headers }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      const done = () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body });
-      response.on('data', (chunk: string) => {
-        body += chunk;
-        if (options.dropAfterPriming && body.includes('\n\n')) {
-          request.destroy();
-          done();
-        }
-      });
-      response.on('end', done);
-    });
-    request.setTimeout(10_000, () => request.destroy(new Error('no answer in time')));
-    request.on('error', (error) => (options.dropAfterPriming ? undefined : reject(error)));
-    request.end(options.body);
-  });
-}
-
-const BASE_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-
-/** The same answer with what differs by nature between two servers (ids, times, session) made equal. */
-function normalized(answer: Answer) {
-  const { date: _date, 'mcp-session-id': session, 'keep-alive': _keepAlive, ...headers } = answer.headers;
-  return {
-    status: answer.status,
-    session: session !== undefined,
-    headers,
-    body: answer.body
-      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(:\d+)?/g, 'ID')
-      .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g, 'TIME')
-      .replace(/retry in \d+ ms/g, 'retry in N ms')
-      .replace(/"retryAfterMs":\d+/g, '"retryAfterMs":N'),
-  };
-}
-
-/** The JSON-RPC messages of an SSE or JSON body. */
-function messagesOf(answer: Answer): Array<Record<string, unknown>> {
-  if (!String(answer.headers['content-type']).startsWith('text/event-stream'))
-    return [JSON.parse(answer.body) as Record<string, unknown>];
-  return answer.body
-    .split('\n')
-    .filter((line) => line.startsWith('data: ') && line.length > 6)
-    .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>);
-}
-
-describe('fast path for task traffic of 2025-era sessions: same answers and refusals as the SDK transport', () => {
+describe('fast path for 2025-era sessions: same answers and refusals as the SDK transport', () => {
   let tasks: McpTasks;
   let fast: HttpServerHandle;
   let slow: HttpServerHandle;
@@ -198,19 +184,235 @@ describe('fast path for task traffic of 2025-era sessions: same answers and refu
     expect(normalized(other.fast)).toEqual(normalized(other.slow));
   });
 
-  it('leaves plain MCP traffic (ping, a tools/call without a task) to the SDK', async () => {
-    const ping = await both({ jsonrpc: '2.0', id: 8, method: 'ping' });
-    expect(ping.served).toBe(0);
-    expect(normalized(ping.fast)).toEqual(normalized(ping.slow));
-    const call = await both({
+  it.each([
+    ['ping', { method: 'ping' }, '{}'],
+    ['a plain tools/call', { method: 'tools/call', params: { name: 'sleep', arguments: { ms: 0 } } }, 'slept 0'],
+    [
+      'a plain tools/call with progress on its stream',
+      { method: 'tools/call', params: { name: 'steps', arguments: { n: 3 }, _meta: { progressToken: 'p1' } } },
+      'step 3',
+    ],
+    [
+      'a tool that throws (an isError result)',
+      { method: 'tools/call', params: { name: 'fail', arguments: {} } },
+      'it failed',
+    ],
+    ['an unknown tool', { method: 'tools/call', params: { name: 'nope', arguments: {} } }, 'nope'],
+    ['arguments the schema refuses', { method: 'tools/call', params: { name: 'sleep', arguments: { ms: 'x' } } }, 'ms'],
+    ['tools/call without params', { method: 'tools/call' }, '-32602'],
+    [
+      "the handler's view of the request (ctx.http.req, authInfo, session)",
+      { method: 'tools/call', params: { name: 'whoami', arguments: {} } },
+      '\\"tenant\\":\\"blue\\",\\"client\\":\\"a\\",\\"session\\":true',
+    ],
+    ['tools/list', { method: 'tools/list' }, 'whoami'],
+    ['resources/list', { method: 'resources/list' }, 'notes://today'],
+    ['resources/read', { method: 'resources/read', params: { uri: 'notes://today' } }, 'nothing planned'],
+    ['prompts/get', { method: 'prompts/get', params: { name: 'greet', arguments: { name: 'Ada' } } }, 'Hello Ada'],
+    ['a method the server lacks', { method: 'completion/complete', params: {} }, '-32601'],
+  ])('answers %s on the fast path with the same bytes as the SDK path', async (_name, message, expected) => {
+    const answer = await both({ jsonrpc: '2.0', id: 9, ...message }, { 'x-tenant': 'blue' });
+    expect(answer.served).toBe(1);
+    expect(answer.fast.status).toBe(200);
+    expect(answer.fast.body).toContain(expected);
+    expect(normalized(answer.fast)).toEqual(normalized(answer.slow));
+  });
+
+  it('answers a plain call of a client on 2025-06-18 (a stream without priming event) with the same bytes', async () => {
+    const answer = await both(
+      { jsonrpc: '2.0', id: 19, method: 'tools/call', params: { name: 'sleep', arguments: { ms: 0 } } },
+      { 'mcp-protocol-version': '2025-06-18' },
+    );
+    expect(answer.served).toBe(1);
+    expect(answer.fast.body).toMatch(/^event: message\nid: /);
+    expect(normalized(answer.fast)).toEqual(normalized(answer.slow));
+  });
+
+  it("keeps the order of a plain call's progress and response on its stream", async () => {
+    const answer = await both({
       jsonrpc: '2.0',
-      id: 9,
+      id: 20,
       method: 'tools/call',
-      params: { name: 'sleep', arguments: { ms: 0 } },
+      params: { name: 'steps', arguments: { n: 2 }, _meta: { progressToken: 7 } },
     });
-    expect(call.served).toBe(0);
-    expect(normalized(call.fast)).toEqual(normalized(call.slow));
-    expect(call.fast.body).toContain('slept 0');
+    expect(messagesOf(answer.fast).map((message) => message['method'] ?? message['id'])).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      20,
+    ]);
+  });
+
+  it('a handler closing its stream (closeSSE) lets the client resume it with Last-Event-ID, as on the SDK path', async () => {
+    const answers: Record<'fast' | 'slow', Answer[]> = { fast: [], slow: [] };
+    const before = fast.fastPathServed;
+    for (const name of ['fast', 'slow'] as const) {
+      const peer = peers[name];
+      const headers = {
+        ...BASE_HEADERS,
+        authorization: 'Bearer a',
+        'mcp-session-id': peer.session,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const closed = await send(peer.url, {
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 21,
+          method: 'tools/call',
+          params: { name: 'poll', arguments: { ms: 300 } },
+        }),
+      });
+      const primingId = /^id: (\S+)$/m.exec(closed.body)?.[1] as string;
+      const resumed = await send(peer.url, {
+        method: 'GET',
+        headers: { ...headers, accept: 'text/event-stream', 'last-event-id': primingId },
+      });
+      answers[name].push(closed, resumed);
+    }
+    expect(fast.fastPathServed - before).toBe(1);
+    expect(answers.fast[0]?.body).not.toContain('polled');
+    expect(messagesOf(answers.fast[1] as Answer)).toEqual([
+      expect.objectContaining({ id: 21, result: { content: [{ type: 'text', text: 'polled after 300' }] } }),
+    ]);
+    expect(answers.fast.map(normalized)).toEqual(answers.slow.map(normalized));
+  });
+
+  it('the SDK client answers a question a plain call asks on its stream, on both paths alike', async () => {
+    const results: unknown[] = [];
+    for (const handle of [fast, slow]) {
+      const client = new Client({ name: 'fast-path-sdk', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler('elicitation/create', async (request) => ({
+        action: 'accept',
+        content: { answer: `yes to ${String(request.params.message)}` },
+      }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(handle.url), {
+          requestInit: { headers: { authorization: 'Bearer a' } },
+        }),
+      );
+      try {
+        const before = handle.fastPathServed;
+        results.push(await client.callTool({ name: 'ask', arguments: { question: 'Proceed?' } }));
+        expect(handle.fastPathServed - before).toBe(handle === fast ? 1 : 0);
+      } finally {
+        await client.close();
+      }
+    }
+    expect(results[0]).toEqual({
+      content: [{ type: 'text', text: 'Proceed? {"action":"accept","content":{"answer":"yes to Proceed?"}}' }],
+    });
+    expect(results[0]).toEqual(results[1]);
+  });
+
+  it('a cancelled plain call gets no answer, and its id may be used again', async () => {
+    const headers = {
+      ...BASE_HEADERS,
+      authorization: 'Bearer a',
+      'mcp-session-id': peers.fast.session,
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const call = (ms: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'sleep', arguments: { ms } } });
+    const before = fast.fastPathServed;
+    const cancelled = send(fast.url, { headers, body: call(400), dropAfterPriming: true });
+    await sleep(50);
+    const notice = await send(fast.url, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 22 } }),
+    });
+    expect(notice.status).toBe(202);
+    expect((await cancelled).body).not.toContain('slept');
+    // Its entry went with the cancellation: the same id is served on the fast path again, with its own answer.
+    const again = await send(fast.url, { headers, body: call(0) });
+    expect(fast.fastPathServed - before).toBe(2);
+    expect(messagesOf(again)).toEqual([expect.objectContaining({ id: 22, result: expect.anything() })]);
+    expect(again.body).toContain('slept 0');
+  });
+
+  it("a request whose id is still in flight on the fast path goes the SDK's way", async () => {
+    const headers = {
+      ...BASE_HEADERS,
+      authorization: 'Bearer a',
+      'mcp-session-id': peers.fast.session,
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const call = (ms: number) =>
+      JSON.stringify({ jsonrpc: '2.0', id: 23, method: 'tools/call', params: { name: 'sleep', arguments: { ms } } });
+    const before = fast.fastPathServed;
+    const first = send(fast.url, { headers, body: call(100) });
+    await sleep(20);
+    const second = send(fast.url, { headers, body: call(300) });
+    expect((await first).body).toContain('slept 100');
+    expect((await second).body).toContain('slept 300');
+    expect(fast.fastPathServed - before).toBe(1);
+  });
+
+  it("with plainRequests off, plain traffic goes the SDK's way and task traffic still takes the fast path", async () => {
+    const tasksOnly = await serveHttp(tasks, createServer, {
+      port: 0,
+      authenticate,
+      fastPath: { plainRequests: false },
+    });
+    try {
+      const session = await open(tasksOnly);
+      const headers = {
+        ...BASE_HEADERS,
+        authorization: 'Bearer a',
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const plain = await send(tasksOnly.url, {
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 24,
+          method: 'tools/call',
+          params: { name: 'sleep', arguments: { ms: 0 } },
+        }),
+      });
+      expect(plain.body).toContain('slept 0');
+      expect(tasksOnly.fastPathServed).toBe(0);
+      const created = await send(tasksOnly.url, {
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 25,
+          method: 'tools/call',
+          params: { name: 'sleep', arguments: { ms: 0 }, task: {} },
+        }),
+      });
+      expect(messagesOf(created)[0]?.['result']).toMatchObject({ task: { status: 'working' } });
+      expect(tasksOnly.fastPathServed).toBe(1);
+    } finally {
+      await tasksOnly.close();
+    }
+  });
+
+  it('with webRequest off, a handler answered on the fast path sees no ctx.http.req, and the rest as before', async () => {
+    const bare = await serveHttp(tasks, createServer, { port: 0, authenticate, fastPath: { webRequest: false } });
+    try {
+      const session = await open(bare);
+      const answer = await send(bare.url, {
+        headers: {
+          ...BASE_HEADERS,
+          authorization: 'Bearer a',
+          'x-tenant': 'blue',
+          'mcp-session-id': session,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 26,
+          method: 'tools/call',
+          params: { name: 'whoami', arguments: {} },
+        }),
+      });
+      expect(bare.fastPathServed).toBe(1);
+      // With an authenticate hook there is a web Request anyway (the hook's), so the handler still sees it.
+      expect(answer.body).toContain('\\"tenant\\":\\"blue\\"');
+    } finally {
+      await bare.close();
+    }
   });
 
   it.each([
@@ -223,12 +425,18 @@ describe('fast path for task traffic of 2025-era sessions: same answers and refu
     ['an Accept without text/event-stream', {}, { accept: 'application/json' }, 406],
     ['params that are not an object', { params: 'x' }, {}, 400],
     ['an id that is not an integer', { id: 1.5 }, {}, 400],
-  ])('refuses %s exactly as the SDK path does', async (_name, change, headers, status) => {
-    const message = { jsonrpc: '2.0', id: 10, method: 'tasks/get', params: { taskId: 'x' }, ...change };
-    const answer = await both(message, headers as Record<string, string>);
-    expect(answer.served).toBe(0);
-    expect(answer.fast.status).toBe(status);
-    expect(normalized(answer.fast)).toEqual(normalized(answer.slow));
+  ])('refuses %s exactly as the SDK path does, for task and plain traffic', async (_name, change, headers, status) => {
+    for (const request of [
+      { method: 'tasks/get', params: { taskId: 'x' } },
+      { method: 'tools/call', params: { name: 'sleep', arguments: { ms: 0 } } },
+      { method: 'ping' },
+    ]) {
+      const message = { jsonrpc: '2.0', id: 10, ...request, ...change };
+      const answer = await both(message, headers as Record<string, string>);
+      expect(answer.served, request.method).toBe(0);
+      expect(answer.fast.status, request.method).toBe(status);
+      expect(normalized(answer.fast), request.method).toEqual(normalized(answer.slow));
+    }
   });
 
   it('refuses malformed JSON and an oversized body exactly as the SDK path does', async () => {
