@@ -37,7 +37,12 @@ export function sseHeaders(sessionId: string): Record<string, string> {
 
 /** One SSE event as the SDK's transport writes it. */
 function sseEvent(eventId: string, message: JsonRpcMessage): string {
-  return `event: message\nid: ${eventId}\ndata: ${JSON.stringify(message)}\n\n`;
+  return sseEventOf(eventId, JSON.stringify(message));
+}
+
+/** The same, for a message already serialised. */
+function sseEventOf(eventId: string, json: string): string {
+  return `event: message\nid: ${eventId}\ndata: ${json}\n\n`;
 }
 
 /**
@@ -95,8 +100,9 @@ export class FastTaskStream {
   readonly send = async (message: JsonRpcMessage): Promise<void> => {
     await this.ready;
     if (this.answered) return;
-    const id = await this.options.events.storeEvent(this.streamId, message as JSONRPCMessage);
-    this.write(sseEvent(id, message));
+    const json = JSON.stringify(message);
+    const id = await this.options.events.storeEvent(this.streamId, message as JSONRPCMessage, json);
+    this.write(sseEventOf(id, json));
     if (!isJsonRpcResponse(message)) return;
     this.answered = true;
     this.options.onAnswered();

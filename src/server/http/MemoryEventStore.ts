@@ -60,10 +60,11 @@ export class MemoryEventStore implements EventStore {
     budget.stores.add(this);
   }
 
-  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+  /** Stores `message`; `serialized`, its JSON when the caller has it already, saves serialising it again to count it. */
+  async storeEvent(streamId: string, message: JSONRPCMessage, serialized?: string): Promise<string> {
     this.pruneAnswered();
     const seq = ++this.sequence;
-    const bytes = JSON.stringify(message).length + EVENT_OVERHEAD_BYTES;
+    const bytes = (serialized ?? JSON.stringify(message)).length + EVENT_OVERHEAD_BYTES;
     let stream = this.streams.get(streamId);
     if (!stream) this.streams.set(streamId, (stream = { events: [] }));
     stream.events.push({ seq, message, bytes });
