@@ -69,6 +69,16 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   let slow: HttpServerHandle;
   /** Per server: its URL and a session of principal `a`. */
   const peers: Record<'fast' | 'slow', { url: string; session: string; handle: HttpServerHandle }> = {} as never;
+  /** The headers of a request on the fast server's session. */
+  const fastSessionHeaders = () => ({
+    ...BASE_HEADERS,
+    authorization: 'Bearer a',
+    'mcp-session-id': peers.fast.session,
+    'mcp-protocol-version': '2025-11-25',
+  });
+  /** A plain call of the fixture's `sleep` tool under the JSON-RPC id `id`. */
+  const sleepCall = (id: number, ms: number) =>
+    JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'sleep', arguments: { ms } } });
 
   const authenticate = (request: Request) => {
     const token = /^Bearer (\w+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
@@ -305,14 +315,8 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   });
 
   it('a cancelled plain call gets no answer, and its id may be used again', async () => {
-    const headers = {
-      ...BASE_HEADERS,
-      authorization: 'Bearer a',
-      'mcp-session-id': peers.fast.session,
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const call = (ms: number) =>
-      JSON.stringify({ jsonrpc: '2.0', id: 22, method: 'tools/call', params: { name: 'sleep', arguments: { ms } } });
+    const headers = fastSessionHeaders();
+    const call = (ms: number) => sleepCall(22, ms);
     const before = fast.fastPathServed;
     const cancelled = send(fast.url, { headers, body: call(400), dropAfterPriming: true });
     await sleep(50);
@@ -330,14 +334,8 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   });
 
   it("a request whose id is still in flight on the fast path goes the SDK's way", async () => {
-    const headers = {
-      ...BASE_HEADERS,
-      authorization: 'Bearer a',
-      'mcp-session-id': peers.fast.session,
-      'mcp-protocol-version': '2025-11-25',
-    };
-    const call = (ms: number) =>
-      JSON.stringify({ jsonrpc: '2.0', id: 23, method: 'tools/call', params: { name: 'sleep', arguments: { ms } } });
+    const headers = fastSessionHeaders();
+    const call = (ms: number) => sleepCall(23, ms);
     const before = fast.fastPathServed;
     const first = send(fast.url, { headers, body: call(100) });
     await sleep(20);
@@ -496,12 +494,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   });
 
   it('resumes a dropped tasks/result stream with Last-Event-ID and delivers its response', async () => {
-    const headers = {
-      ...BASE_HEADERS,
-      authorization: 'Bearer a',
-      'mcp-session-id': peers.fast.session,
-      'mcp-protocol-version': '2025-11-25',
-    };
+    const headers = fastSessionHeaders();
     const created = await send(fast.url, {
       headers,
       body: JSON.stringify({
