@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from './Clock.js';
 import { CursorCodec } from './CursorCodec.js';
 import { silentLogger, type EngineLogger } from './EngineHooks.js';
-import { capOutcome, checkDepth, checkSize, DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
+import { capOutcome, DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
 import type { EngineHandle, Executor } from './Executor.js';
 import { ANY_OWNER, type OwnerScope } from './OwnerScope.js';
 import { defaultRecoveryPolicy } from './RecoveryPolicy.js';
@@ -10,7 +10,7 @@ import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
-import * as offers from './offers.js';
+import { TaskInputs } from './TaskInputs.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
   INTERNAL_ERROR_CODE,
@@ -31,8 +31,8 @@ import type { InputRequest, LeaseGrant } from './transitions.js';
 
 /**
  * The task engine: dialect-neutral lifecycle, owner scoping, expiry, waiting and recovery over a TaskStore. A façade
- * over its parts: the pure lifecycle (transitions.ts), store access (TaskAccess), creation (TaskCreation), waiting
- * (TaskWaiting) and background maintenance (TaskMaintenance).
+ * over its parts: the pure lifecycle (transitions.ts), store access (TaskAccess), creation (TaskCreation), the work's
+ * input requests, parking and offers (TaskInputs), waiting (TaskWaiting) and background maintenance (TaskMaintenance).
  */
 export class TaskEngine implements EngineHandle {
   readonly store: TaskStore;
@@ -47,6 +47,7 @@ export class TaskEngine implements EngineHandle {
   private readonly creation: TaskCreation;
   private readonly waiting: TaskWaiting;
   private readonly maintenance: TaskMaintenance;
+  private readonly inputs: TaskInputs;
   private readonly spans: TaskSpans;
   private started = false;
 
@@ -85,6 +86,7 @@ export class TaskEngine implements EngineHandle {
       wakeIntervalMs: options.wakeIntervalMs,
       recoveryPolicy: options.recoveryPolicy ?? defaultRecoveryPolicy(),
     });
+    this.inputs = new TaskInputs(this.access, this.clock, this.limits, handover, this.maintenance);
     this.creation = new TaskCreation(
       this.access,
       this.clock,
@@ -188,28 +190,13 @@ export class TaskEngine implements EngineHandle {
     this.access.emit({ type: 'deleted', task: record });
   }
 
-  /**
-   * Records answers to outstanding input requests and open offers. Other keys are ignored (spec E12); once no request
-   * remains, the task returns to `working` (spec R26). An answered offer cuts a parked sleep short.
-   */
+  /** Records answers to outstanding input requests and open offers of a task of `scope` (TaskInputs.answer). */
   async answerInput(
     scope: OwnerScope,
     taskId: string,
     answers: Record<string, InputAnswer>,
   ): Promise<{ accepted: string[] }> {
-    for (const answer of Object.values(answers)) checkDepth(this.limits, 'input', answer);
-    await this.get(scope, taskId);
-    for (const answer of Object.values(answers)) checkSize(this.limits, 'input', answer);
-    let accepted: string[] = [];
-    let resumed = false;
-    const { record: next } = await this.update(taskId, (record) => {
-      const change = transitions.answer(record, answers, this.leaseOnHandover(this.clock.now()));
-      accepted = change?.accepted ?? [];
-      resumed = change?.resumed ?? false;
-      return change?.record ?? null;
-    });
-    if (resumed) await this.executor?.submit(next);
-    return { accepted };
+    return this.inputs.answer(answers, () => this.get(scope, taskId));
   }
 
   // ---- work-driven transitions (executors; not owner-scoped) --------------------------------------------------
@@ -230,69 +217,45 @@ export class TaskEngine implements EngineHandle {
     }
   }
 
+  // ---- what the work asks of its requestor (TaskInputs) -------------------------------------------------------
+
   /** Adds outstanding input requests and moves the task to `input_required` (spec R23). Returns their keys. */
-  async requestInput(taskId: string, requests: InputRequest[]): Promise<string[]> {
-    return this.updateKeyed(taskId, (record) => transitions.addInputRequests(record, requests, this.clock.now()));
+  requestInput(taskId: string, requests: InputRequest[]): Promise<string[]> {
+    return this.inputs.requestInput(taskId, requests);
   }
 
-  /**
-   * Parks a task for input without holding its work in memory: adds the requests, moves it to `input_required`,
-   * merges `meta`, drops the runner's lease (nothing runs, so nothing can be stale) and clears earlier answers.
-   */
-  async suspend(
+  /** Parks a task for input without holding its work in memory (TaskInputs.suspend). */
+  suspend(
     taskId: string,
     requests: InputRequest[],
     metaFor: (keys: string[]) => Record<string, unknown>,
   ): Promise<string[]> {
-    return this.updateKeyed(taskId, (record) => transitions.suspend(record, requests, metaFor, this.clock.now()));
+    return this.inputs.suspend(taskId, requests, metaFor);
   }
 
-  /**
-   * Suspends the run `attempt` of a workflow task so that it holds nothing (no runner, lease or memory): until `wakeAt`
-   * (a durable timer any instance honours) and/or until `requests` are answered (`input_required`, as for `suspend`).
-   * Whichever comes first runs the work again from the top. Throws StaleLeaseError for a superseded attempt.
-   */
-  async park(taskId: string, attempt: number, options: transitions.ParkOptions): Promise<string[]> {
-    const { wakeAt } = options;
-    // The timer goes in first: a crash before the record is written leaves a timer that finds nothing to wake.
-    if (wakeAt !== undefined) await this.access.guard(async () => this.store.journal?.setWake(taskId, wakeAt));
-    let keys: string[] = [];
-    const { record, changed } = await this.update(taskId, (current) => {
-      const change = transitions.park(current, attempt, options, this.clock.now());
-      keys = change?.keys ?? [];
-      return change?.record ?? null;
-    });
-    // A sleep parked just after an offer was answered wakes at once instead.
-    const effective = changed ? record.wakeAt : wakeAt;
-    if (effective !== undefined && effective !== wakeAt) {
-      await this.access.guard(async () => this.store.journal?.setWake(taskId, effective));
-    }
-    // Awaited only when the executor takes the timer: the in-process one is armed before this returns.
-    const handed = effective === undefined ? undefined : this.maintenance.schedule({ taskId, wakeAt: effective });
-    if (handed) await handed;
-    return keys;
+  /** Suspends a workflow run until a durable timer and/or answers (TaskInputs.park). */
+  park(taskId: string, attempt: number, options: transitions.ParkOptions): Promise<string[]> {
+    return this.inputs.park(taskId, attempt, options);
   }
 
   /** Registers the standing offer `key` of the run `attempt` (the first offer of a key stands); see offers.ts. */
-  async offer(taskId: string, attempt: number, key: string, request: InputRequest): Promise<void> {
-    await this.update(taskId, (record) => offers.addOffer(record, attempt, key, request, this.clock.now()));
+  offer(taskId: string, attempt: number, key: string, request: InputRequest): Promise<void> {
+    return this.inputs.offer(taskId, attempt, key, request);
   }
 
   /** Drops the answer to the offer `key` once the run `attempt` has journaled that it consumed it. */
-  async consumeOffer(taskId: string, attempt: number, key: string): Promise<void> {
-    await this.update(taskId, (record) => offers.consumeOffer(record, attempt, key));
+  consumeOffer(taskId: string, attempt: number, key: string): Promise<void> {
+    return this.inputs.consumeOffer(taskId, attempt, key);
+  }
+
+  /** Withdraws an outstanding input request (the work stopped waiting for it). */
+  withdrawInput(taskId: string, key: string): Promise<void> {
+    return this.inputs.withdrawInput(taskId, key);
   }
 
   /** Fires a durable timer (see TaskMaintenance.wake). True when this call resumed the task. */
   wake(entry: WakeEntry): Promise<boolean> {
     return this.maintenance.wake(entry);
-  }
-
-  /** Withdraws an outstanding input request (the work stopped waiting for it). */
-  async withdrawInput(taskId: string, key: string): Promise<void> {
-    await this.update(taskId, (record) => transitions.withdrawInput(record, key)).catch((error: unknown) => {
-      if (!(error instanceof TaskNotFoundError)) throw error;
-    });
   }
 
   /** Merges `meta` into a task that has not ended: state its work needs if it runs again (e.g. after recovery). */
@@ -404,20 +367,6 @@ export class TaskEngine implements EngineHandle {
 
   private update(taskId: string, change: (record: TaskRecord) => TaskRecord | null) {
     return this.access.update(taskId, change);
-  }
-
-  /** An update whose change also yields input keys (added or taken); returns the keys of the change that landed. */
-  private async updateKeyed(
-    taskId: string,
-    change: (record: TaskRecord) => transitions.KeyedChange | null,
-  ): Promise<string[]> {
-    let keys: string[] = [];
-    await this.update(taskId, (record) => {
-      const result = change(record);
-      keys = result?.keys ?? [];
-      return result?.record ?? null;
-    });
-    return keys;
   }
 
   /** Stores that `holder` let the task's span go; the record now stored (undefined once gone). */

@@ -152,8 +152,11 @@ export class TaskRunner {
       if (signal.aborted) return this.aborted(task, signal);
       run.returned = true;
       if (outcome.kind === 'suspended') {
-        // Parked for input without a runner; answering it hands the task to the executor again.
-        this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run suspended for input');
+        // Parked without a runner, for input or a durable timer: an answer or the timer hands it to the executor again.
+        this.logger.info(
+          { taskId, attempt, runner: this.runnerId },
+          'task run parked (waiting for input or a durable timer)',
+        );
         return { outcome: 'finished', reason: 'suspended for input' };
       }
       const final = outcome;
