@@ -35,13 +35,8 @@ export function sseHeaders(sessionId: string): Record<string, string> {
   };
 }
 
-/** One SSE event as the SDK's transport writes it. */
-function sseEvent(eventId: string, message: JsonRpcMessage): string {
-  return sseEventOf(eventId, JSON.stringify(message));
-}
-
-/** The same, for a message already serialised. */
-function sseEventOf(eventId: string, json: string): string {
+/** One SSE event as the SDK's transport writes it, for a message serialised as `json`. */
+function sseEvent(eventId: string, json: string): string {
   return `event: message\nid: ${eventId}\ndata: ${json}\n\n`;
 }
 
@@ -87,8 +82,8 @@ export class FastTaskStream {
       res.writeHead(200, sseHeaders(this.options.sessionId));
       coalesce(res);
       this.attach(res);
-      if (priming === undefined) res.flushHeaders();
-      else this.write(`id: ${priming}\nretry: ${this.options.retryMs}\ndata: \n\n`);
+      // Without a priming event the headers go alone, when `coalesce` lets the writes out.
+      if (priming !== undefined) this.write(`id: ${priming}\nretry: ${this.options.retryMs}\ndata: \n\n`);
       if (this.closeOnOpen) this.end();
     } finally {
       // Whatever happened to the client, the request's messages are still stored for a resumption.
@@ -102,7 +97,7 @@ export class FastTaskStream {
     if (this.answered) return;
     const json = JSON.stringify(message);
     const id = await this.options.events.storeEvent(this.streamId, message as JSONRPCMessage, json);
-    this.write(sseEventOf(id, json));
+    this.write(sseEvent(id, json));
     if (!isJsonRpcResponse(message)) return;
     this.answered = true;
     this.options.onAnswered();
@@ -118,7 +113,7 @@ export class FastTaskStream {
     coalesce(res);
     this.attach(res);
     await this.options.events.replayEventsAfter(lastEventId, {
-      send: async (eventId, message) => this.write(sseEvent(eventId, message as JsonRpcMessage)),
+      send: async (eventId, message) => this.write(sseEvent(eventId, JSON.stringify(message))),
     });
   }
 
