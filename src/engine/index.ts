@@ -8,6 +8,7 @@ export { MAX_OFFERS_PER_TASK, OFFER_KEY_PATTERN } from './offers.js';
 export * from './RecoveryPolicy.js';
 export * from './RunSlots.js';
 export * from './stableJson.js';
+export * from './deepFreeze.js';
 export * from './StepJournal.js';
 export * from './StepJournalStore.js';
 export * from './TaskBrowseStore.js';

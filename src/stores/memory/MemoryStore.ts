@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import {
   LocalEventBus,
+  deepFreeze,
   isTerminal,
   type InsertResult,
   type ListPosition,
@@ -240,13 +241,4 @@ function insertionIndex(positions: readonly ListPosition[], position: ListPositi
 
 function keyOf(owner: string, key: string): string {
   return `${owner.length}:${owner}:${key}`;
-}
-
-/** Freezes a plain JSON-like value and everything in it. */
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const item of Object.values(value)) deepFreeze(item);
-  }
-  return value;
 }

@@ -1,7 +1,12 @@
 import type Database from 'better-sqlite3';
 
+import { StoreUnavailableError } from '../../engine/index.js';
+import type { WalSync } from './WalSync.js';
+
 interface Pending {
   op: () => unknown;
+  /** Settled only once the commit is on disk (false: once committed, for writes a power loss may take back). */
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -15,6 +20,10 @@ const MAX_BATCH = 1000;
  * in its own savepoint (a failing one is rolled back alone and rejected alone) and is resolved only once the shared
  * transaction has committed, i.e. only once it is durable.
  *
+ * With a WalSync (the default for a file store), the transaction commits without an fsync and the writes settle once
+ * the WAL file's flush that follows on the thread pool has finished: the event loop goes on meanwhile, and the
+ * commits made during one flush share the next.
+ *
  * Adaptive: the first write of a round commits at once, so a lone sequential writer (one task's steps) never waits
  * for the loop to turn; only writes that arrive later in the same round, i.e. real concurrency, are held for the
  * shared commit at its end.
@@ -25,21 +34,31 @@ export class GroupCommit {
   /** A write already committed in the current round of the event loop. */
   private busyRound = false;
 
-  constructor(private readonly database: () => Database.Database) {}
+  constructor(
+    private readonly database: () => Database.Database,
+    /** Flushes commits to disk off the event loop; without it, each commit is durable when it returns (or not needed). */
+    private readonly sync?: WalSync,
+  ) {}
 
-  /** Runs `op` (synchronous SQLite writes) in the next shared transaction; settles once that transaction committed. */
-  run<T>(op: () => T): Promise<T> {
+  /**
+   * Runs `op` (synchronous SQLite writes) in the next shared transaction; settles once that transaction committed and
+   * is on disk. `durable: false` settles once it committed (visible to every reader): for writes that only record
+   * what happened (timeline entries), whose loss in a power cut costs no task. They reach the disk with the next
+   * flush, and never ahead of an earlier write: the WAL is flushed in order.
+   */
+  run<T>(op: () => T, { durable = true }: { durable?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      const pending: Pending = { op, durable, resolve: resolve as (value: unknown) => void, reject };
       if (!this.busyRound && this.queue.length === 0) {
         // Nothing waits before it: committing now keeps write order and costs the lone writer no loop turn.
         this.busyRound = true;
         setImmediate(() => {
           this.busyRound = false;
         });
-        this.commit([{ op, resolve: resolve as (value: unknown) => void, reject }]);
+        this.commit([pending]);
         return;
       }
-      this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push(pending);
       if (!this.scheduled) {
         this.scheduled = true;
         // After the current round of I/O callbacks: every request read in it gets to queue its write first.
@@ -52,6 +71,12 @@ export class GroupCommit {
   flush(): void {
     this.scheduled = false;
     while (this.queue.length > 0) this.commit(this.queue.splice(0, MAX_BATCH));
+  }
+
+  /** Commits what is queued now and waits until every commit is on disk (before the connection closes). */
+  async drain(): Promise<void> {
+    this.flush();
+    await this.sync?.settled();
   }
 
   private commit(batch: Pending[]): void {
@@ -74,10 +99,23 @@ export class GroupCommit {
       for (const pending of batch) pending.reject(error);
       return;
     }
-    batch.forEach((pending, i) => {
-      const outcome = outcomes[i] as { value: unknown } | { error: unknown };
-      if ('error' in outcome) pending.reject(outcome.error);
-      else pending.resolve(outcome.value);
+    const settle = (which: (pending: Pending) => boolean) =>
+      batch.forEach((pending, i) => {
+        if (!which(pending)) return;
+        const outcome = outcomes[i] as { value: unknown } | { error: unknown };
+        if ('error' in outcome) pending.reject(outcome.error);
+        else pending.resolve(outcome.value);
+      });
+    if (!this.sync) return settle(() => true);
+    settle((pending) => !pending.durable);
+    if (!batch.some((pending) => pending.durable)) return;
+    this.sync.afterCommit((error) => {
+      if (!error) return settle((pending) => pending.durable);
+      // Committed but not known to be on disk: reported as a store failure, never as a success.
+      const failure = new StoreUnavailableError(`could not flush the SQLite WAL to disk: ${error.message}`, {
+        cause: error,
+      });
+      for (const pending of batch) if (pending.durable) pending.reject(failure);
     });
   }
 }

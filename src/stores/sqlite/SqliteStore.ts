@@ -14,19 +14,22 @@ import {
 } from '../../engine/index.js';
 import { GroupCommit } from './GroupCommit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { RecordCache } from './RecordCache.js';
 import { RunnerLocks } from './RunnerLocks.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
 import { SqliteBrowse } from './SqliteBrowse.js';
 import { SqliteJournal } from './SqliteJournal.js';
 import { SqliteTimeline } from './SqliteTimeline.js';
+import { WalSync } from './WalSync.js';
 
 export interface SqliteStoreOptions {
   /** Database file path (created with its directory if missing), or ':memory:'. */
   path: string;
   /**
-   * `full` (default) fsyncs every commit, so an acknowledged task survives a power loss; `normal` survives a
-   * process crash only and writes faster.
+   * `full` (default) flushes every commit to disk before acknowledging it, so an acknowledged task survives a power
+   * loss (the flush runs on the thread pool and is shared by the commits made meanwhile); `normal` survives a process
+   * crash only and writes faster.
    */
   durability?: 'full' | 'normal';
   /**
@@ -42,6 +45,13 @@ export interface SqliteStoreOptions {
    * beyond the map, pages are read with a system call each and kept in the page cache. 0 turns it off.
    */
   mmapMiB?: number;
+  /**
+   * Decoded records kept for reads of the same task again (polls, the engine's read-modify-write), at most this many
+   * and `recordCacheMiB` of stored JSON; always as fresh as the file (see RecordCache). Default 1000; 0 turns it off.
+   */
+  recordCacheEntries?: number;
+  /** Default 16. */
+  recordCacheMiB?: number;
   /**
    * How often this process checks whether another process changed the file, to wake its waiters (one
    * `PRAGMA data_version` per tick). Default 20 ms; 0 leaves them to the engine's re-check.
@@ -81,17 +91,26 @@ const ACTIVE = `status IN ('working', 'input_required')`;
 export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
   readonly events: SqliteEventBus;
+  /** Flushes the WAL file off the event loop (durability `full` on a file). */
+  private readonly walSync: WalSync | undefined;
   /** Every write goes through it: concurrent writes share one transaction and one fsync. */
-  private readonly commits = new GroupCommit(() => this.database());
-  readonly journal = new SqliteJournal(() => this.db, this.commits);
-  readonly timeline = new SqliteTimeline(() => this.db, this.commits);
+  private readonly commits: GroupCommit;
+  readonly journal: SqliteJournal;
+  readonly timeline: SqliteTimeline;
   readonly browse = new SqliteBrowse(() => this.db);
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
   private readonly runners: RunnerLocks | undefined;
+  private readonly cache: RecordCache;
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
+    const file = options.path !== ':memory:';
+    this.walSync = file && options.durability !== 'normal' ? new WalSync(`${options.path}-wal`) : undefined;
+    this.commits = new GroupCommit(() => this.database(), this.walSync);
+    this.cache = new RecordCache(options.recordCacheEntries ?? 1000, (options.recordCacheMiB ?? 16) * 1024 * 1024);
+    this.journal = new SqliteJournal(() => this.db, this.commits);
+    this.timeline = new SqliteTimeline(() => this.db, this.commits);
     this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
     if (options.path !== ':memory:') this.runners = new RunnerLocks(`${options.path}.runners`);
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
@@ -126,6 +145,7 @@ export class SqliteStore implements TaskStore {
     this.db = db;
     this.statements = this.prepare(db);
     this.endLeasesOfDeadRunners();
+    this.cache.start(db);
     this.events.start(db);
   }
 
@@ -139,12 +159,16 @@ export class SqliteStore implements TaskStore {
     // half as much as through the page cache, once the page was mapped.
     db.pragma(`mmap_size = ${(this.options.mmapMiB ?? 2048) * 1024 * 1024}`);
     migrate(db);
+    // Durable commits are flushed by the WalSync, off the event loop; the migration above was flushed by SQLite.
+    if (this.walSync) db.pragma('synchronous = NORMAL');
   }
 
   async close(): Promise<void> {
-    if (this.db) this.commits.flush();
+    if (this.db) await this.commits.drain();
+    this.walSync?.close();
     this.runners?.release();
     await this.events.close();
+    this.cache.clear();
     this.db?.close();
     this.db = undefined;
     this.statements = undefined;
@@ -159,6 +183,7 @@ export class SqliteStore implements TaskStore {
       return await this.commits.run((): InsertResult => {
         const refused = this.overLimit(record, limits);
         if (refused) return refused;
+        this.cache.forget(record.taskId);
         s.insert.run(insertColumns(record));
         return { inserted: true };
       });
@@ -196,7 +221,10 @@ export class SqliteStore implements TaskStore {
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
-    return decode(this.stmts().get.get(taskId) as Row | undefined);
+    const cached = this.cache.get(taskId);
+    if (cached) return cached;
+    const row = this.stmts().get.get(taskId) as Row | undefined;
+    return row && this.cache.remember(decode(row) as TaskRecord, row.data.length);
   }
 
   async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined> {
@@ -207,12 +235,19 @@ export class SqliteStore implements TaskStore {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent.
     const s = this.stmts();
     this.holdRunner(next);
-    return this.commits.run(() => s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1);
+    return this.commits.run(() => {
+      // The stored lease may differ from `next`'s (see the statement): the next read takes it from the file.
+      this.cache.forget(next.taskId);
+      return s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1;
+    });
   }
 
   async delete(taskId: string): Promise<boolean> {
     const s = this.stmts();
-    return this.commits.run(() => s.delete.run(taskId).changes === 1);
+    return this.commits.run(() => {
+      this.cache.forget(taskId);
+      return s.delete.run(taskId).changes === 1;
+    });
   }
 
   async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
@@ -237,7 +272,10 @@ export class SqliteStore implements TaskStore {
     const s = this.stmts();
     return this.commits.run(() => {
       const rows = s.expired.all(now, limit) as Array<Row & { task_id: string }>;
-      for (const row of rows) s.delete.run(row.task_id);
+      for (const row of rows) {
+        this.cache.forget(row.task_id);
+        s.delete.run(row.task_id);
+      }
       return rows.map((row) => decode(row) as TaskRecord);
     });
   }
@@ -248,12 +286,15 @@ export class SqliteStore implements TaskStore {
 
   async renewLeases(runner: string, leaseUntil: number): Promise<void> {
     const s = this.stmts();
-    await this.commits.run(() => s.renew.run(leaseUntil, runner));
+    await this.commits.run(() => {
+      this.cache.forgetRunner(runner);
+      return s.renew.run(leaseUntil, runner);
+    });
   }
 
   async getSecret(): Promise<Uint8Array> {
     const s = this.stmts();
-    s.insertSecret.run(randomBytes(32));
+    await this.commits.run(() => s.insertSecret.run(randomBytes(32)));
     return (s.secret.get() as { value: Buffer }).value;
   }
 

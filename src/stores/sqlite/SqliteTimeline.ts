@@ -35,7 +35,9 @@ export class SqliteTimeline implements TaskTimelineStore {
 
   async append(taskId: string, entries: TimelineEntry[], maxEntries: number): Promise<void> {
     const s = this.stmts();
-    await this.commits.run(() => s.append(taskId, entries, maxEntries));
+    // A history entry: visible at once, flushed to disk with the next durable write (never before the transition it
+    // records, which committed first).
+    await this.commits.run(() => s.append(taskId, entries, maxEntries), { durable: false });
   }
 
   async read(taskId: string): Promise<TimelineEntry[]> {
