@@ -1,7 +1,7 @@
 // npm run bench:compare — in one run, under load from autocannon (32 connections): ping/s, tasks/get/s and task
 // lifecycles/s (task-augmented tools/call of a 0 ms tool → tasks/result) with p99 for a bare Node http handler (the
 // machine's limit), an equivalent server on SDK 1.32's experimental tasks (in-memory) and mcp-tasks on memory and on
-// SQLite (synchronous=FULL); the ratios the performance goals use; the server's RSS per 10k finished and per 10k
+// SQLite (durability full: every acknowledged write on disk); the ratios the performance goals use; the server's RSS per 10k finished and per 10k
 // suspended tasks (workflows parked in a durable sleep); and store get/list-page throughput with COMPARE_LARGE tasks
 // stored in SQLite against 1k (bench:store has the 1M figure). COMPARE_STEPS (default load,rss,store) picks the parts.
 // COMPARE_SECONDS (default 5) is the length of each load run; COMPARE_RSS_TASKS (default 10000) the tasks the RSS
@@ -235,7 +235,8 @@ async function filledStore(path: string, size: number): Promise<{ store: SqliteS
   });
   for (let from = 0; from < size; from += 50_000) batch(from, Math.min(size, from + 50_000));
   db.close();
-  const store = new SqliteStore({ path });
+  // The file's figures: the record cache would answer the small store's reads from memory.
+  const store = new SqliteStore({ path, recordCacheEntries: 0 });
   await store.init();
   return { store, ids };
 }
@@ -267,7 +268,7 @@ async function loadTable(dir: string): Promise<void> {
     ['bare Node http handler (the limit)', './servers/bareHttpServer.js', {}],
     ['SDK 1.32 experimental (memory)', './servers/sdkV1TaskServer.js', {}],
     ['mcp-tasks, memory store', './servers/mcpTasksServer.js', { MCP_TASKS_STORE: 'memory' }],
-    ['mcp-tasks, SQLite (sync=FULL)', './servers/mcpTasksServer.js', { MCP_TASKS_STORE: join(dir, 'bench.db') }],
+    ['mcp-tasks, SQLite (durable)', './servers/mcpTasksServer.js', { MCP_TASKS_STORE: join(dir, 'bench.db') }],
   ] as const) {
     const row = await measureServer(name, script, env);
     rows.push(row);

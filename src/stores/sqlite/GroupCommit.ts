@@ -38,6 +38,8 @@ export class GroupCommit {
     private readonly database: () => Database.Database,
     /** Flushes commits to disk off the event loop; without it, each commit is durable when it returns (or not needed). */
     private readonly sync?: WalSync,
+    /** Told after each transaction that committed (the checkpointer's cue). */
+    private readonly onCommit: () => void = () => {},
   ) {}
 
   /**
@@ -99,6 +101,7 @@ export class GroupCommit {
       for (const pending of batch) pending.reject(error);
       return;
     }
+    this.onCommit();
     const settle = (which: (pending: Pending) => boolean) =>
       batch.forEach((pending, i) => {
         if (!which(pending)) return;

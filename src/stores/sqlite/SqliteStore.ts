@@ -12,6 +12,7 @@ import {
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
+import { Checkpointer } from './Checkpointer.js';
 import { GroupCommit } from './GroupCommit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { RecordCache } from './RecordCache.js';
@@ -32,6 +33,14 @@ export interface SqliteStoreOptions {
    * crash only and writes faster.
    */
   durability?: 'full' | 'normal';
+  /**
+   * With durability `full`: flush the WAL with `fdatasync` on libuv's thread pool (default true), so the event loop
+   * goes on while the disk works and the commits made during one flush share the next; false lets SQLite fsync inside
+   * each commit (`synchronous=FULL`), holding the event loop for the flush. Either way a write is acknowledged only
+   * once on disk. With the flush off the loop, a committed change can be read (by a poll, another process) up to one
+   * flush before it is on disk; only a power loss or an operating-system crash in that window takes it back.
+   */
+  flushOnThreadPool?: boolean;
   /**
    * How long an operation waits for another process holding the file's lock, retrying on timers without blocking
    * the event loop; then it fails with StoreUnavailableError (-32603). Default 5 s.
@@ -101,13 +110,20 @@ export class SqliteStore implements TaskStore {
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
   private readonly runners: RunnerLocks | undefined;
   private readonly cache: RecordCache;
+  /** Runs the WAL checkpoints on a worker thread (a file store). */
+  private checkpointer: Checkpointer | undefined;
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
     const file = options.path !== ':memory:';
-    this.walSync = file && options.durability !== 'normal' ? new WalSync(`${options.path}-wal`) : undefined;
-    this.commits = new GroupCommit(() => this.database(), this.walSync);
+    const offLoop = file && options.durability !== 'normal' && options.flushOnThreadPool !== false;
+    this.walSync = offLoop ? new WalSync(`${options.path}-wal`) : undefined;
+    this.commits = new GroupCommit(
+      () => this.database(),
+      this.walSync,
+      () => this.checkpointer?.committed(),
+    );
     this.cache = new RecordCache(options.recordCacheEntries ?? 1000, (options.recordCacheMiB ?? 16) * 1024 * 1024);
     this.journal = new SqliteJournal(() => this.db, this.commits);
     this.timeline = new SqliteTimeline(() => this.db, this.commits);
@@ -145,8 +161,26 @@ export class SqliteStore implements TaskStore {
     this.db = db;
     this.statements = this.prepare(db);
     this.endLeasesOfDeadRunners();
+    this.startCheckpointer(db);
     this.cache.start(db);
     this.events.start(db);
+  }
+
+  private startCheckpointer(db: Database.Database): void {
+    if (this.options.path === ':memory:') return;
+    const checkpointer = new Checkpointer(this.options.path, (reason) => {
+      // SQLite's own automatic checkpoint again: the WAL stays bounded, at the cost of the event loop's time.
+      if (this.db === db && db.open) db.pragma('wal_autocheckpoint = 1000');
+      process.emitWarning(
+        `mcp-tasks: the SQLite checkpoint worker stopped (${reason}); checkpoints run in commits again`,
+      );
+    });
+    try {
+      checkpointer.start(db);
+      this.checkpointer = checkpointer;
+    } catch {
+      // No worker thread to be had: SQLite's automatic checkpoint stays on.
+    }
   }
 
   private configure(db: Database.Database): void {
@@ -166,6 +200,8 @@ export class SqliteStore implements TaskStore {
   async close(): Promise<void> {
     if (this.db) await this.commits.drain();
     this.walSync?.close();
+    await this.checkpointer?.close();
+    this.checkpointer = undefined;
     this.runners?.release();
     await this.events.close();
     this.cache.clear();
