@@ -3,6 +3,9 @@ import type Database from 'better-sqlite3';
 import { StoreUnavailableError } from '../../engine/index.js';
 import type { WalSync } from './WalSync.js';
 
+type Transaction<A extends unknown[]> = Database.Transaction<(...args: A) => unknown>;
+type SharedTransaction = Transaction<[Pending[], Array<{ value: unknown } | { error: unknown }>]>;
+
 interface Pending {
   op: () => unknown;
   /** Settled only once the commit is on disk (false: once committed, for writes a power loss may take back). */
@@ -33,6 +36,9 @@ export class GroupCommit {
   private scheduled = false;
   /** A write already committed in the current round of the event loop. */
   private busyRound = false;
+
+  /** The transaction functions of the connection in use, made once: better-sqlite3 builds each at some cost. */
+  private made: { db: Database.Database; single: Transaction<[() => unknown]>; shared: SharedTransaction } | undefined;
 
   constructor(
     private readonly database: () => Database.Database,
@@ -81,20 +87,30 @@ export class GroupCommit {
     await this.sync?.settled();
   }
 
+  private wrappers(db: Database.Database) {
+    if (this.made?.db === db) return this.made;
+    // Nested: a savepoint of the shared transaction, so a failing write is rolled back alone.
+    const savepoint = db.transaction((op: () => unknown) => op());
+    const shared = db.transaction((batch: Pending[], outcomes: Array<{ value: unknown } | { error: unknown }>) => {
+      for (const pending of batch) {
+        try {
+          outcomes.push({ value: savepoint(pending.op) });
+        } catch (error) {
+          outcomes.push({ error });
+        }
+      }
+    });
+    this.made = { db, single: db.transaction((op: () => unknown) => op()), shared };
+    return this.made;
+  }
+
   private commit(batch: Pending[]): void {
     const outcomes: Array<{ value: unknown } | { error: unknown }> = [];
     try {
-      const db = this.database();
-      db.transaction(() => {
-        for (const pending of batch) {
-          try {
-            // Nested: a savepoint of the shared transaction.
-            outcomes.push({ value: db.transaction(pending.op)() });
-          } catch (error) {
-            outcomes.push({ error });
-          }
-        }
-      }).immediate();
+      const { single, shared } = this.wrappers(this.database());
+      // A lone write needs no savepoint: if it fails, the transaction holding only it rolls back, as the savepoint would.
+      if (batch.length === 1) outcomes.push({ value: single.immediate((batch[0] as Pending).op) });
+      else shared.immediate(batch, outcomes);
     } catch (error) {
       // Nothing of the batch committed (a busy file, a closed store, a failed fsync): every write fails as a whole,
       // so a retried write runs again on a state without it.
