@@ -19,9 +19,8 @@ const MAX_BATCH = 1000;
 
 /**
  * Group commit: the writes issued while the event loop works through one round of I/O run in one transaction, so
- * concurrent creations and transitions share one fsync (the expensive part with `synchronous=FULL`). Each write runs
- * in its own savepoint (a failing one is rolled back alone and rejected alone) and is resolved only once the shared
- * transaction has committed, i.e. only once it is durable.
+ * concurrent creations and transitions share one fsync. Each write of a shared transaction runs in its own savepoint
+ * (a failing one is rolled back alone and rejected alone) and is resolved only once the transaction is durable.
  *
  * With a WalSync (the default for a file store), the transaction commits without an fsync and the writes settle once
  * the WAL file's flush that follows on the thread pool has finished: the event loop goes on meanwhile, and the
