@@ -295,6 +295,9 @@ async function loadTable(dir: string): Promise<void> {
     `  lifecycle p99                      memory ${fmt(memory.lifecycle?.p99 ?? NaN)} ms  SQLite ${fmt(sqlite.lifecycle?.p99 ?? NaN)} ms  [≤ 50 ms]`,
   );
   console.log(
+    `  SQLite ÷ memory (durability's cost) tasks/get/s ${ratio(sqlite.get?.perSecond, memory.get?.perSecond)}  lifecycles/s ${ratio(sqlite.lifecycle?.perSecond, memory.lifecycle?.perSecond)}  (one run's rows: the machine's speed cancels out)`,
+  );
+  console.log(
     `  ping/s ÷ bare ping/s               SDK ${ratio(sdk.ping.perSecond, bare.ping.perSecond)}  memory ${ratio(memory.ping.perSecond, bare.ping.perSecond)}  SQLite ${ratio(sqlite.ping.perSecond, bare.ping.perSecond)}`,
   );
 
