@@ -74,8 +74,8 @@ export class GroupCommit {
     });
   }
 
-  /** Commits what is queued now (before the connection closes). */
-  flush(): void {
+  /** Commits what is queued now. */
+  private flush(): void {
     this.scheduled = false;
     while (this.queue.length > 0) this.commit(this.queue.splice(0, MAX_BATCH));
   }

@@ -4,11 +4,11 @@ import { deepFreeze, type TaskRecord } from '../../engine/index.js';
 
 /**
  * The decoded records this process read or wrote last, so a `get` of a task read again (a poll, the engine's
- * read-modify-write) costs a map lookup instead of a query and a JSON parse. Always as fresh as the file: every write of
- * this connection drops the entries it touches inside its transaction, and a commit by any other connection (another
- * process sharing the file) moves `PRAGMA data_version`, which is read before each lookup and empties the cache.
- * Bounded: past `maxEntries` or `maxBytes` (of stored JSON) the least recently used entries go. Entries are frozen, like the memory store's records,
- * since every reader shares them.
+ * read-modify-write) costs a map lookup instead of a query and a JSON parse. Always as fresh as the file: every write
+ * of this connection drops the entries it touches inside its transaction, and a commit by any other connection
+ * (another process sharing the file) moves `PRAGMA data_version`, which is read before each lookup and empties the
+ * cache. Bounded: past `maxEntries` or `maxBytes` (of stored JSON) the least recently used entries go. Entries are
+ * frozen, like the memory store's records, since every reader shares them.
  */
 export class RecordCache {
   private readonly entries = new Map<string, { record: TaskRecord; bytes: number }>();

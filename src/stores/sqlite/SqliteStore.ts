@@ -110,14 +110,16 @@ export class SqliteStore implements TaskStore {
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
   private readonly runners: RunnerLocks | undefined;
   private readonly cache: RecordCache;
+  /** A file, not ':memory:' (which has no WAL, no other process and no runner locks). */
+  private readonly inFile: boolean;
   /** Runs the WAL checkpoints on a worker thread (a file store). */
   private checkpointer: Checkpointer | undefined;
   private db: Database.Database | undefined;
   private statements: ReturnType<SqliteStore['prepare']> | undefined;
 
   constructor(private readonly options: SqliteStoreOptions) {
-    const file = options.path !== ':memory:';
-    const offLoop = file && options.durability !== 'normal' && options.flushOnThreadPool !== false;
+    this.inFile = options.path !== ':memory:';
+    const offLoop = this.inFile && options.durability !== 'normal' && options.flushOnThreadPool !== false;
     this.walSync = offLoop ? new WalSync(`${options.path}-wal`) : undefined;
     this.commits = new GroupCommit(
       () => this.database(),
@@ -127,8 +129,8 @@ export class SqliteStore implements TaskStore {
     this.cache = new RecordCache(options.recordCacheEntries ?? 1000, (options.recordCacheMiB ?? 16) * 1024 * 1024);
     this.journal = new SqliteJournal(() => this.db, this.commits);
     this.timeline = new SqliteTimeline(() => this.db, this.commits);
-    this.events = new SqliteEventBus(options.path === ':memory:' ? 0 : (options.changePollMs ?? 20));
-    if (options.path !== ':memory:') this.runners = new RunnerLocks(`${options.path}.runners`);
+    this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0);
+    if (this.inFile) this.runners = new RunnerLocks(`${options.path}.runners`);
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.timeline, TIMELINE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
@@ -150,7 +152,7 @@ export class SqliteStore implements TaskStore {
   }
 
   private open(): void {
-    if (this.options.path !== ':memory:') mkdirSync(dirname(this.options.path), { recursive: true });
+    if (this.inFile) mkdirSync(dirname(this.options.path), { recursive: true });
     const db = new Database(this.options.path);
     try {
       this.configure(db);
@@ -167,7 +169,7 @@ export class SqliteStore implements TaskStore {
   }
 
   private startCheckpointer(db: Database.Database): void {
-    if (this.options.path === ':memory:') return;
+    if (!this.inFile) return;
     const checkpointer = new Checkpointer(this.options.path, (reason) => {
       // SQLite's own automatic checkpoint again: the WAL stays bounded, at the cost of the event loop's time.
       if (this.db === db && db.open) db.pragma('wal_autocheckpoint = 1000');
