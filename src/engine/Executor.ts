@@ -1,3 +1,4 @@
+import type { TaskChange } from './TaskEventBus.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
@@ -41,8 +42,10 @@ export interface EngineHandle {
   readonly leaseMs: number;
   /** Reads of the task a run holds, to notice a change an event did not bring. */
   readonly store: Pick<TaskStore, 'get'>;
-  markStarted(taskId: string, runner: string, attempt?: number): Promise<TaskRecord | undefined>;
-  complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean>;
+  /** `known`: the task as the caller read it moments ago; the claim is tried on it first (see TaskAccess.update). */
+  markStarted(taskId: string, runner: string, attempt?: number, known?: TaskRecord): Promise<TaskRecord | undefined>;
+  /** `known`: the run's latest copy of the task; the write is tried on it first. */
+  complete(taskId: string, outcome: TaskOutcome, statusMessage?: string, known?: TaskRecord): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
   setStatusMessage(taskId: string, statusMessage: string): Promise<void>;
   reportProgress(taskId: string, update: ProgressUpdate): Promise<void>;
@@ -57,7 +60,11 @@ export interface EngineHandle {
     requests: Array<{ method: string; params?: Record<string, unknown> }>,
     metaFor: (keys: string[]) => Record<string, unknown>,
   ): Promise<string[]>;
-  observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void;
+  observe(
+    taskId: string,
+    listener: (record: TaskRecord | undefined) => void,
+    wants?: (change: TaskChange) => boolean,
+  ): () => void;
   renewLeases(runner: string): Promise<void>;
   isExpired(record: TaskRecord, now: number): boolean;
   /** Fires a durable timer: resumes the task if it is still parked until `wakeAt` and that time has come. */

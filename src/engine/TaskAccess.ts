@@ -1,6 +1,7 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger, TaskLifecycleEvent } from './EngineHooks.js';
 import { inScope, type OwnerScope } from './OwnerScope.js';
+import type { TaskChange } from './TaskEventBus.js';
 import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from './TaskError.js';
 import type { TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
@@ -64,12 +65,30 @@ export class TaskAccess {
    * or null for "no change". Concurrent writers retry on a fresh read, so racing terminal transitions always leave
    * exactly one terminal state; `change` may therefore run more than once.
    */
-  async update(taskId: string, change: (current: TaskRecord) => TaskRecord | null): Promise<Update> {
+  async update(
+    taskId: string,
+    change: (current: TaskRecord) => TaskRecord | null,
+    /**
+     * A copy of the task the caller read moments ago (or wrote itself): the first compare-and-set is tried on it
+     * without a read. Only a write can rest on it; a refusal (`null` or a throw) is decided on a fresh read.
+     */
+    known?: TaskRecord,
+  ): Promise<Update> {
     for (let attempt = 0; ; attempt++) {
-      const current = await this.read(taskId);
+      const guess = attempt === 0 && known?.taskId === taskId ? known : undefined;
+      const current = guess ?? (await this.read(taskId));
       if (!current) throw new TaskNotFoundError(taskId);
-      const proposed = change(current);
-      if (proposed === null) return { record: current, changed: false };
+      let proposed: TaskRecord | null;
+      try {
+        proposed = change(current);
+      } catch (error) {
+        if (guess) continue;
+        throw error;
+      }
+      if (proposed === null) {
+        if (guess) continue;
+        return { record: current, changed: false };
+      }
       const next: TaskRecord = {
         ...proposed,
         version: current.version + 1,
@@ -78,7 +97,7 @@ export class TaskAccess {
       if (await this.guard(() => this.store.replace(next, current.version))) {
         await this.timelines.record(current, next);
         if (!isTerminal(current.status) && isTerminal(next.status)) this.onSettled(next);
-        await this.publish(taskId);
+        await this.publish(taskId, { version: next.version, status: next.status });
         return { record: next, changed: true };
       }
       if (attempt > 1000) throw new StoreUnavailableError(`Could not update task ${taskId}: too much contention`);
@@ -92,9 +111,9 @@ export class TaskAccess {
   }
 
   /** Wakes the task's waiters in every process. */
-  async publish(taskId: string): Promise<void> {
+  async publish(taskId: string, change?: TaskChange): Promise<void> {
     try {
-      await this.store.events.publish(taskId);
+      await this.store.events.publish(taskId, change);
     } catch (error) {
       // Events only wake waiters; the re-check interval covers a lost one.
       this.logger.warn({ taskId, error: String(error) }, 'task event publish failed');

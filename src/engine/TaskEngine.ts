@@ -1,3 +1,4 @@
+import type { TaskChange } from './TaskEventBus.js';
 import { systemClock, type Clock } from './Clock.js';
 import { CursorCodec } from './CursorCodec.js';
 import { silentLogger, type EngineLogger } from './EngineHooks.js';
@@ -66,7 +67,7 @@ export class TaskEngine implements EngineHandle {
     this.waiting = new TaskWaiting(this.access, this.clock, this.logger, options.recheckIntervalMs ?? 5_000);
     this.spans = new TaskSpans(
       {
-        observe: (taskId, listener) => this.waiting.observe(taskId, listener),
+        observe: (taskId, listener, wants) => this.waiting.observe(taskId, listener, wants),
         release: (taskId, holder) => this.releaseSpan(taskId, holder),
       },
       () => (this.executor?.leasesOnCreate ? this.executor.runnerId : undefined),
@@ -205,10 +206,17 @@ export class TaskEngine implements EngineHandle {
    * Claims a task for a run: sets the runner and lease and counts the attempt. Undefined when it is gone or over, or
    * when `attempt` is given and is not the next one.
    */
-  async markStarted(taskId: string, runner: string, attempt?: number): Promise<TaskRecord | undefined> {
+  async markStarted(
+    taskId: string,
+    runner: string,
+    attempt?: number,
+    known?: TaskRecord,
+  ): Promise<TaskRecord | undefined> {
     try {
-      const { record, changed } = await this.update(taskId, (current) =>
-        transitions.claim(current, runner, this.clock.now(), this.leaseMs, attempt),
+      const { record, changed } = await this.update(
+        taskId,
+        (current) => transitions.claim(current, runner, this.clock.now(), this.leaseMs, attempt),
+        known,
       );
       return changed ? record : undefined;
     } catch (error) {
@@ -282,7 +290,7 @@ export class TaskEngine implements EngineHandle {
    * according to the dialect's policy. Returns false when the task was already terminal (spec R51: a cancelled
    * task stays cancelled) or is gone.
    */
-  async complete(taskId: string, outcome: TaskOutcome, statusMessage?: string): Promise<boolean> {
+  async complete(taskId: string, outcome: TaskOutcome, statusMessage?: string, known?: TaskRecord): Promise<boolean> {
     const capped = capOutcome(this.limits, outcome);
     if (capped) {
       // An unbounded blob is never stored: the task fails with a message saying why, and the result is dropped.
@@ -294,8 +302,10 @@ export class TaskEngine implements EngineHandle {
     }
     try {
       const final = outcome;
-      const { record: next, changed } = await this.update(taskId, (record) =>
-        transitions.complete(record, final, this.clock.now(), statusMessage),
+      const { record: next, changed } = await this.update(
+        taskId,
+        (record) => transitions.complete(record, final, this.clock.now(), statusMessage),
+        known,
       );
       if (changed) {
         this.logger.info({ taskId, owner: next.owner, status: next.status }, 'task finished');
@@ -320,8 +330,12 @@ export class TaskEngine implements EngineHandle {
   // ---- waiting (TaskWaiting) ------------------------------------------------------------------------------------
 
   /** Calls `listener` with the current record (or undefined once gone) after every change of the task. */
-  observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void {
-    return this.waiting.observe(taskId, listener);
+  observe(
+    taskId: string,
+    listener: (record: TaskRecord | undefined) => void,
+    wants?: (change: TaskChange) => boolean,
+  ): () => void {
+    return this.waiting.observe(taskId, listener, wants);
   }
 
   /**
@@ -365,8 +379,8 @@ export class TaskEngine implements EngineHandle {
 
   // ---- internals ------------------------------------------------------------------------------------------------
 
-  private update(taskId: string, change: (record: TaskRecord) => TaskRecord | null) {
-    return this.access.update(taskId, change);
+  private update(taskId: string, change: (record: TaskRecord) => TaskRecord | null, known?: TaskRecord) {
+    return this.access.update(taskId, change, known);
   }
 
   /** Stores that `holder` let the task's span go; the record now stored (undefined once gone). */

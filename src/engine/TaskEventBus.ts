@@ -1,11 +1,25 @@
+import type { TaskStatus } from './TaskStatus.js';
+
+/**
+ * What an event may say about the write it announces: the version and status now stored. A waiter uses it to skip
+ * a read that could not satisfy it (a version it has seen, a status it does not wait for). It is a hint only: an
+ * event without one means "read the task".
+ */
+export interface TaskChange {
+  version: number;
+  status: TaskStatus;
+}
+
+export type TaskEventListener = (change?: TaskChange) => void;
+
 /**
  * Wakes waiters when a task changes. Events only wake: the store is the truth, so a lost event may delay a waiter
  * by at most the engine's re-check interval, never leave it stuck.
  */
 export interface TaskEventBus {
-  publish(taskId: string): void | Promise<void>;
+  publish(taskId: string, change?: TaskChange): void | Promise<void>;
   /** Returns the unsubscribe function. */
-  subscribe(taskId: string, listener: () => void): () => void;
+  subscribe(taskId: string, listener: TaskEventListener): () => void;
   close(): Promise<void>;
 }
 
@@ -14,15 +28,15 @@ export interface TaskEventBus {
  * use one for their local fan-out.
  */
 export class LocalEventBus implements TaskEventBus {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly listeners = new Map<string, Set<TaskEventListener>>();
 
   /** `onListenerError` sees what a throwing listener threw; the other listeners still run. */
   constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
-  publish(taskId: string): void {
+  publish(taskId: string, change?: TaskChange): void {
     const set = this.listeners.get(taskId);
     if (!set) return;
-    for (const listener of [...set]) this.call(listener);
+    for (const listener of [...set]) this.call(listener, change);
   }
 
   /** Wakes every waiter: after a cross-process bus reconnects, events may have been lost while it was down. */
@@ -30,7 +44,7 @@ export class LocalEventBus implements TaskEventBus {
     for (const set of [...this.listeners.values()]) for (const listener of [...set]) this.call(listener);
   }
 
-  subscribe(taskId: string, listener: () => void): () => void {
+  subscribe(taskId: string, listener: TaskEventListener): () => void {
     let set = this.listeners.get(taskId);
     if (!set) {
       set = new Set();
@@ -54,9 +68,9 @@ export class LocalEventBus implements TaskEventBus {
     this.listeners.clear();
   }
 
-  private call(listener: () => void): void {
+  private call(listener: TaskEventListener, change?: TaskChange): void {
     try {
-      listener();
+      listener(change);
     } catch (error) {
       this.onListenerError?.(error);
     }

@@ -44,6 +44,8 @@ interface Run {
   attempt: number;
   /** The work has returned; what is left is recording its outcome. */
   returned: boolean;
+  /** The newest copy of the task this run has read: its outcome is written on it first (saves a read). */
+  latest: TaskRecord;
 }
 
 /**
@@ -99,12 +101,17 @@ export class TaskRunner {
    * Claims a task leased to this runner (runner, lease, attempt) and runs it; undefined when it is not due any more. A
    * claim the store refuses is retried: the lease is this runner's until the claim lands or the run is aborted.
    */
-  async claimAndRun(taskId: string, controller = new AbortController()): Promise<RunEnd | undefined> {
+  async claimAndRun(
+    taskId: string,
+    controller = new AbortController(),
+    /** The task as its submitter had it: the claim is tried on it first. */
+    known?: TaskRecord,
+  ): Promise<RunEnd | undefined> {
     const { signal } = controller;
     for (let failures = 0; !signal.aborted; failures++) {
       let task: TaskRecord | undefined;
       try {
-        task = await this.engine.markStarted(taskId, this.runnerId);
+        task = await this.engine.markStarted(taskId, this.runnerId, undefined, failures === 0 ? known : undefined);
       } catch (error) {
         this.logger.warn({ taskId, error: String(error) }, 'could not claim the task; retrying');
         await sleep(Math.min(200 * 2 ** failures, 5000), signal);
@@ -131,11 +138,17 @@ export class TaskRunner {
   private async runTraced(task: TaskRecord, controller: AbortController): Promise<RunEnd> {
     const { taskId, attempts: attempt } = task;
     const { signal } = controller;
-    const run: Run = { controller, attempt, returned: false };
+    const run: Run = { controller, attempt, returned: false, latest: task };
     this.running.set(taskId, run);
     // The store's events (cross-process where the store has them) wake this observer; the lease ticks re-read the
     // task in case an event was lost.
-    const stopObserving = this.engine.observe(taskId, (record) => this.check(taskId, record));
+    const stopObserving = this.engine.observe(
+      taskId,
+      (record) => this.check(taskId, record),
+      // Versions this run has seen are skipped, and so is a terminal status once the work has returned (check()
+      // ignores it then: most likely the run's own outcome landing).
+      (change) => change.version > run.latest.version && !(run.returned && isTerminal(change.status)),
+    );
     this.recheck(taskId);
     this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
     try {
@@ -160,7 +173,7 @@ export class TaskRunner {
         return { outcome: 'finished', reason: 'suspended for input' };
       }
       const final = outcome;
-      await this.settle(taskId, signal, () => this.engine.complete(taskId, final, statusMessage));
+      await this.settle(taskId, signal, () => this.engine.complete(taskId, final, statusMessage, run.latest));
       this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
       return { outcome: 'finished' };
     } finally {
@@ -230,6 +243,7 @@ export class TaskRunner {
   private check(taskId: string, record: TaskRecord | undefined): void {
     const run = this.running.get(taskId);
     if (!run || run.controller.signal.aborted) return;
+    if (record && record.version > run.latest.version) run.latest = record;
     let reason: string | undefined;
     if (!record) reason = 'the task no longer exists';
     // Once the work has returned, a terminal status is most likely its own outcome landing (the engine keeps the first).

@@ -1,3 +1,4 @@
+import type { TaskChange } from './TaskEventBus.js';
 import { randomUUID } from 'node:crypto';
 
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
@@ -13,7 +14,11 @@ export const MAX_OPEN_TASK_SPANS = 10_000;
 /** What the task spans need of the engine. */
 export interface TaskSpanHooks {
   /** Calls `listener` with the task after each of its changes, from any process (undefined once gone). */
-  observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void;
+  observe(
+    taskId: string,
+    listener: (record: TaskRecord | undefined) => void,
+    wants?: (change: TaskChange) => boolean,
+  ): () => void;
   /** Stores that `holder` no longer holds the task's span (releaseSpanHolder); the record now stored, if any. */
   release(taskId: string, holder: string): Promise<TaskRecord | undefined>;
 }
@@ -80,10 +85,14 @@ export class TaskSpans {
       void this.handOver(oldest);
     }
     const { taskId } = record;
-    const stop = this.hooks.observe(taskId, (current) => {
-      if (!current) this.end(taskId, undefined);
-      else if (isTerminal(current.status)) this.end(taskId, current);
-    });
+    const stop = this.hooks.observe(
+      taskId,
+      (current) => {
+        if (!current) this.end(taskId, undefined);
+        else if (isTerminal(current.status)) this.end(taskId, current);
+      },
+      (change) => isTerminal(change.status),
+    );
     this.open.set(taskId, { span, stop });
   }
 

@@ -1,6 +1,7 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger } from './EngineHooks.js';
 import type { TaskAccess } from './TaskAccess.js';
+import type { TaskChange } from './TaskEventBus.js';
 import { StoreUnavailableError, TaskNotFoundError, TaskTerminalError } from './TaskError.js';
 import type { InputAnswer, TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
@@ -18,12 +19,19 @@ export class TaskWaiting {
     private readonly recheckIntervalMs: number,
   ) {}
 
-  /** Calls `listener` with the current record (or undefined once gone) after every change of the task. */
-  observe(taskId: string, listener: (record: TaskRecord | undefined) => void): () => void {
+  /**
+   * Calls `listener` with the current record (or undefined once gone) after every change of the task, or only after
+   * the changes `wants` accepts when the event says what changed (an event that does not is always followed up).
+   */
+  observe(
+    taskId: string,
+    listener: (record: TaskRecord | undefined) => void,
+    wants?: (change: TaskChange) => boolean,
+  ): () => void {
     const { store } = this.access;
     let closed = false;
-    const unsubscribe = store.events.subscribe(taskId, () => {
-      if (closed) return;
+    const unsubscribe = store.events.subscribe(taskId, (change) => {
+      if (closed || (change && wants && !wants(change))) return;
       store.get(taskId).then(
         (record) => {
           if (!closed) listener(record);
@@ -39,9 +47,37 @@ export class TaskWaiting {
 
   /** Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. */
   waitForChange(taskId: string, sinceVersion: number, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    return this.waitFor(taskId, signal, {
+      // An event for a version already seen (e.g. the caller's own write) cannot satisfy the wait.
+      worthReading: (change) => change.version > sinceVersion,
+      satisfied: (record) => record.version > sinceVersion,
+    });
+  }
+
+  /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */
+  async waitForTerminal(taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    const record = await this.waitFor(taskId, signal, {
+      worthReading: (change) => isTerminal(change.status),
+      satisfied: (current) => isTerminal(current.status) || isExpired(current, this.clock.now()),
+    });
+    return record && !isExpired(record, this.clock.now()) ? record : undefined;
+  }
+
+  /**
+   * One subscription for the whole wait: subscribed first, then read, so no change is missed; then a read on each
+   * event whose change could satisfy the wait (events without a change always), and every `recheckIntervalMs` (a
+   * lost event, an expiry). Reads never overlap: events arriving during one are folded into one more read.
+   */
+  private waitFor(
+    taskId: string,
+    signal: AbortSignal | undefined,
+    wanted: { worthReading(change: TaskChange): boolean; satisfied(record: TaskRecord): boolean },
+  ): Promise<TaskRecord | undefined> {
     const { store } = this.access;
     return new Promise((resolve, reject) => {
       let settled = false;
+      let reading = false;
+      let readAgain = false;
       const finish = (error: unknown, record?: TaskRecord) => {
         if (settled) return;
         settled = true;
@@ -53,32 +89,34 @@ export class TaskWaiting {
       };
       const check = () => {
         if (settled) return;
+        if (reading) {
+          readAgain = true;
+          return;
+        }
+        reading = true;
         store.get(taskId).then(
           (record) => {
-            if (!record || record.version > sinceVersion) finish(undefined, record);
+            reading = false;
+            if (!record || wanted.satisfied(record)) return finish(undefined, record);
+            if (readAgain) {
+              readAgain = false;
+              check();
+            }
           },
           (error: unknown) =>
             finish(new StoreUnavailableError(`Task store read failed: ${String(error)}`, { cause: error })),
         );
       };
       const onAbort = () => finish(signal?.reason ?? new Error('aborted'));
-      const unsubscribe = store.events.subscribe(taskId, check);
+      const unsubscribe = store.events.subscribe(taskId, (change) => {
+        if (!change || wanted.worthReading(change)) check();
+      });
       const timer = setInterval(check, this.recheckIntervalMs);
       timer.unref();
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      // Subscribed first, then read: a change between the caller's read and the subscription is not missed.
       check();
     });
-  }
-
-  /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */
-  async waitForTerminal(taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined> {
-    let record = await this.access.read(taskId);
-    while (record && !isTerminal(record.status) && !isExpired(record, this.clock.now())) {
-      record = await this.waitForChange(taskId, record.version, signal);
-    }
-    return record && !isExpired(record, this.clock.now()) ? record : undefined;
   }
 
   /** Waits for the answer to `key`, removes it from the task and returns it. */

@@ -17,6 +17,7 @@ export * from './TaskEngine.js';
 export * from './TaskEngineOptions.js';
 export * from './TaskError.js';
 export * from './TaskEventBus.js';
+export * from './taskEventPayload.js';
 export * from './TaskRecord.js';
 export * from './TaskRunner.js';
 export * from './TaskStatus.js';

@@ -27,7 +27,7 @@ export {
 // The store contract.
 export type { InsertResult, ListPosition, OwnerLimitKind, OwnerLimits, TaskStore } from '../engine/index.js';
 export { ANY_OWNER, type OwnerScope } from '../engine/index.js';
-export { LocalEventBus, type TaskEventBus } from '../engine/index.js';
+export { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../engine/index.js';
 export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
 // Optional store capabilities: a task's timeline, reads across owners for operators.
 export type { TaskTimelineStore, TimelineEntry } from '../engine/index.js';

@@ -11,6 +11,7 @@ import type { GatewayToolSettings } from './toolPolicies.js';
 import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
 import { ConcurrencyGate } from './ConcurrencyGate.js';
 import { traceMeta } from './traceMeta.js';
+import { withDeadline } from './withDeadline.js';
 import { ErrorCodes } from '../protocol/index.js';
 
 export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: RpcError };
@@ -54,12 +55,12 @@ export async function forwardToolCall(
 ): Promise<CallOutcome> {
   let gate = gates.get(upstream);
   if (!gate) gates.set(upstream, (gate = new ConcurrencyGate()));
-  const signal =
-    hooks.settings.timeoutMs === undefined
-      ? hooks.signal
-      : AbortSignal.any([hooks.signal, AbortSignal.timeout(hooks.settings.timeoutMs)]);
-  const release = await gate.enter(params.name, hooks.settings.concurrency, signal);
+  const deadline =
+    hooks.settings.timeoutMs === undefined ? undefined : withDeadline(hooks.signal, hooks.settings.timeoutMs);
+  const signal = deadline?.signal ?? hooks.signal;
+  let release: (() => void) | undefined;
   try {
+    release = await gate.enter(params.name, hooks.settings.concurrency, signal);
     for (let run = 1; ; run++) {
       try {
         return await forwardOnce(upstream, params, { ...hooks, signal });
@@ -81,7 +82,8 @@ export async function forwardToolCall(
       }
     }
   } finally {
-    release();
+    release?.();
+    deadline?.clear();
   }
 }
 

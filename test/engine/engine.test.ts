@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { TaskEngine } from '../../src/engine/index.js';
 import {
@@ -11,6 +11,7 @@ import {
   TaskTerminalError,
   type TaskRecord,
 } from '../../src/engine/index.js';
+import { MemoryStore } from '../../src/stores/index.js';
 import { ManualClock, STORE_FACTORIES, startEngine } from '../helpers/engines.js';
 
 const request = { method: 'tools/call', params: { name: 'work', arguments: { n: 1 } } };
@@ -339,3 +340,60 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
     });
   });
 }
+
+// Engine-level read counts: the memory store's get can be counted directly (the SQLite store's is a fixed wrapper).
+describe('TaskEngine reads', () => {
+  const engines: TaskEngine[] = [];
+  afterEach(async () => {
+    for (const engine of engines.splice(0)) await engine.close();
+  });
+
+  /** An engine on a store that counts its reads of a task. */
+  const openCounting = async (options: Parameters<typeof startEngine>[1] = {}) => {
+    const store = new MemoryStore();
+    const reads = vi.spyOn(store, 'get');
+    const engine = await startEngine(store, options);
+    engines.push(engine);
+    return { engine, reads: () => reads.mock.calls.length };
+  };
+
+  it('reads a task for a waiter only on changes that can end its wait', async () => {
+    const { engine, reads } = await openCounting({ recheckIntervalMs: 3_600_000 });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    const before = reads();
+    const terminal = engine.waitForTerminal(task.taskId);
+    // Past version+1 only: the event of version+1 says it cannot end this wait.
+    const later = engine.waitForChange(task.taskId, task.version + 1);
+    for (let i = 0; i < 5; i++) await engine.setStatusMessage(task.taskId, `step ${i}`);
+    expect((await later)?.version).toBe(task.version + 2);
+    await engine.complete(task.taskId, { kind: 'result', result: { ok: true } });
+    expect((await terminal)?.status).toBe('completed');
+    // Each update reads once for its compare-and-set (6). The terminal wait reads when it starts and on the
+    // terminal change (2); the change wait when it starts and on version+2 (2). No read for the changes between.
+    expect(reads() - before).toBe(6 + 2 + 2);
+  });
+
+  it('tries a write on the caller’s copy of the task first, and decides on a fresh read when it is stale', async () => {
+    const { engine, reads } = await openCounting();
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+    let before = reads();
+    const claimed = await engine.markStarted(task.taskId, 'runner-1', task.attempts + 1, task);
+    expect(claimed).toMatchObject({ runner: 'runner-1', attempts: task.attempts + 1, version: task.version + 1 });
+    expect(reads()).toBe(before);
+    // A stale copy: its compare-and-set fails, and the write is made on the stored task.
+    await engine.setStatusMessage(task.taskId, 'moved on');
+    before = reads();
+    expect(await engine.complete(task.taskId, { kind: 'result', result: { n: 1 } }, undefined, claimed)).toBe(true);
+    const done = await engine.get('o', task.taskId);
+    // The failed compare-and-set on the copy, then one read for the write and one for the get above.
+    expect(reads() - before).toBe(2);
+    expect(done).toMatchObject({ status: 'completed', statusMessage: 'moved on', version: task.version + 3 });
+    // A copy that says the task is over does not refuse a write the stored task allows.
+    const other = (await engine.create({ owner: 'o', request, dialect: 't' })).task;
+    const wrong: TaskRecord = { ...other, status: 'completed' };
+    expect(await engine.markStarted(other.taskId, 'runner-2', other.attempts + 1, wrong)).toMatchObject({
+      runner: 'runner-2',
+      status: 'working',
+    });
+  });
+});

@@ -43,6 +43,7 @@ if (url) {
     async sibling(store) {
       return open(schemaOf.get(store) as string);
     },
+    carriesEvents: true,
   });
 
   describe('PostgresStore on a real server', () => {

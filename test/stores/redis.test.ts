@@ -41,6 +41,7 @@ if (url) {
   storeContract('redis', {
     create: () => open(newPrefix()),
     sibling: (store) => open(prefixOf.get(store) as string),
+    carriesEvents: true,
   });
 
   describe('RedisStore on a real server', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
 
-import type { TaskRecord, TaskStore } from '../../src/engine/index.js';
+import type { TaskChange, TaskRecord, TaskStore } from '../../src/engine/index.js';
 import { makeRecord } from '../helpers/records.js';
 
 export interface StoreHarness {
@@ -8,6 +8,8 @@ export interface StoreHarness {
   create(): Promise<TaskStore>;
   /** A second store instance on the same backend as `store` (another process would see the same), if supported. */
   sibling?(store: TaskStore): Promise<TaskStore>;
+  /** A publish on one instance reaches the sibling's subscribers, with its change (a cross-process bus). */
+  carriesEvents?: boolean;
 }
 
 /** The contract every TaskStore passes unchanged (memory, SQLite, PostgreSQL, Redis). */
@@ -342,6 +344,35 @@ export function storeContract(name: string, harness: StoreHarness): void {
       await waitUntil(() => calls.includes('t2'));
       offOther();
       expect(calls.filter((c) => c === 't1')).toHaveLength(1);
+    });
+
+    it('hands a published change to the task’s subscribers, and a bare wake when there is none', async () => {
+      const seen: Array<TaskChange | undefined> = [];
+      const off = store.events.subscribe('t3', (change) => seen.push(change));
+      await store.events.publish('t3', { version: 7, status: 'completed' });
+      await store.events.publish('t3');
+      await waitUntil(() => seen.length === 2);
+      off();
+      expect(seen).toEqual([{ version: 7, status: 'completed' }, undefined]);
+    });
+
+    it('carries a change to a sibling instance, and a task id of any text as it was', async () => {
+      if (!harness.sibling || !harness.carriesEvents) return;
+      const sibling = await harness.sibling(store);
+      opened.push(sibling);
+      const seen: Array<[string, TaskChange | undefined]> = [];
+      // Ids are any string (SEP-1686 lets clients choose them): one that looks like an encoded event stays an id.
+      const odd = '["t",1,"working"]';
+      for (const id of ['task-c', odd]) store.events.subscribe(id, (change) => seen.push([id, change]));
+      await sibling.events.publish('task-c', { version: 3, status: 'input_required' });
+      await sibling.events.publish(odd);
+      await sibling.events.publish(odd, { version: 2, status: 'failed' });
+      await waitUntil(() => seen.length === 3);
+      expect(seen).toEqual([
+        ['task-c', { version: 3, status: 'input_required' }],
+        [odd, undefined],
+        [odd, { version: 2, status: 'failed' }],
+      ]);
     });
   });
 }

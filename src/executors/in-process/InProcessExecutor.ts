@@ -31,7 +31,8 @@ export class ExecutorClosedError extends Error {
   }
 }
 
-type Waiting = Pick<TaskRecord, 'taskId' | 'owner' | 'request'>;
+/** A task waiting for a slot; `known` is the record as submitted, which its claim is tried on first. */
+type Waiting = Pick<TaskRecord, 'taskId' | 'owner' | 'request'> & { known: TaskRecord };
 
 /**
  * Runs tasks in this process with an AbortSignal each and a concurrency limit, through the engine's run path
@@ -83,7 +84,7 @@ export class InProcessExecutor implements Executor {
   async submit(task: TaskRecord): Promise<void> {
     if (this.closed) throw new ExecutorClosedError();
     const queue = this.waiting.get(task.owner);
-    const entry: Waiting = { taskId: task.taskId, owner: task.owner, request: task.request };
+    const entry: Waiting = { taskId: task.taskId, owner: task.owner, request: task.request, known: task };
     if (queue) queue.push(entry);
     else this.waiting.set(task.owner, [entry]);
     this.waitingCount += 1;
@@ -107,7 +108,7 @@ export class InProcessExecutor implements Executor {
       const controller = new AbortController();
       this.slots.take(task);
       this.running.set(task.taskId, controller);
-      const done = this.run(task.taskId, controller).finally(() => {
+      const done = this.run(task, controller).finally(() => {
         this.running.delete(task.taskId);
         this.slots.release(task);
         this.finished.delete(done);
@@ -140,7 +141,7 @@ export class InProcessExecutor implements Executor {
     return task;
   }
 
-  private async run(taskId: string, controller: AbortController): Promise<void> {
-    await this.runner.claimAndRun(taskId, controller);
+  private async run(task: Waiting, controller: AbortController): Promise<void> {
+    await this.runner.claimAndRun(task.taskId, controller, task.known);
   }
 }

@@ -255,10 +255,12 @@ export class QueueWorker {
         const refusal = await this.admission.admit(record);
         if (refusal) return { kind: 'defer', reason: refusal };
         if (ours) return { kind: 'run', task: record };
-        const task = await this.engine.markStarted(taskId, this.runnerId, attempt).catch(async (error: unknown) => {
-          await this.admission.release(taskId).catch(() => {});
-          throw error;
-        });
+        const task = await this.engine
+          .markStarted(taskId, this.runnerId, attempt, record)
+          .catch(async (error: unknown) => {
+            await this.admission.release(taskId).catch(() => {});
+            throw error;
+          });
         if (!task) {
           await this.admission.release(taskId).catch(() => {});
           return { kind: 'skip', reason: 'the task ended before it started' };

@@ -1,6 +1,14 @@
 import pg from 'pg';
 
-import { LocalEventBus, type EngineLogger, type TaskEventBus } from '../../engine/index.js';
+import {
+  decodeTaskEvent,
+  encodeTaskEvent,
+  LocalEventBus,
+  type EngineLogger,
+  type TaskChange,
+  type TaskEventBus,
+  type TaskEventListener,
+} from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
 
 export interface PgEventBusOptions {
@@ -15,7 +23,8 @@ export interface PgEventBusOptions {
 }
 
 /**
- * Task events over PostgreSQL LISTEN/NOTIFY: `publish` is `pg_notify(channel, taskId)`, and one dedicated connection
+ * Task events over PostgreSQL LISTEN/NOTIFY: `publish` is `pg_notify(channel, payload)` (the task id, with the change
+ * when known: encodeTaskEvent), and one dedicated connection
  * per bus LISTENs and dispatches to local subscribers by task id. A dropped connection is reopened with backoff;
  * after a reopen every local subscriber is woken once, since events sent while it was down were lost.
  */
@@ -42,11 +51,11 @@ export class PgEventBus implements TaskEventBus {
     return this.pid;
   }
 
-  async publish(taskId: string): Promise<void> {
-    await this.options.pool.query('SELECT pg_notify($1, $2)', [this.options.channel, taskId]);
+  async publish(taskId: string, change?: TaskChange): Promise<void> {
+    await this.options.pool.query('SELECT pg_notify($1, $2)', [this.options.channel, encodeTaskEvent(taskId, change)]);
   }
 
-  subscribe(taskId: string, listener: () => void): () => void {
+  subscribe(taskId: string, listener: TaskEventListener): () => void {
     return this.local.subscribe(taskId, listener);
   }
 
@@ -112,8 +121,9 @@ export class PgEventBus implements TaskEventBus {
     this.retry.unref();
   }
 
-  private dispatch(taskId: string): void {
-    this.local.publish(taskId);
+  private dispatch(payload: string): void {
+    const { taskId, change } = decodeTaskEvent(payload);
+    this.local.publish(taskId, change);
   }
 
   private wakeAll(): void {

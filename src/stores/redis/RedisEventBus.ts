@@ -1,6 +1,14 @@
 import type { Redis } from 'ioredis';
 
-import { LocalEventBus, type EngineLogger, type TaskEventBus } from '../../engine/index.js';
+import {
+  decodeTaskEvent,
+  encodeTaskEvent,
+  LocalEventBus,
+  type EngineLogger,
+  type TaskChange,
+  type TaskEventBus,
+  type TaskEventListener,
+} from '../../engine/index.js';
 
 export interface RedisEventBusOptions {
   /** Sends PUBLISH; any connection not in subscriber mode. */
@@ -12,7 +20,8 @@ export interface RedisEventBusOptions {
 }
 
 /**
- * Task events over Redis pub/sub: `publish` is `PUBLISH channel taskId`; the subscriber connection dispatches to
+ * Task events over Redis pub/sub: `publish` is `PUBLISH channel payload` (the task id, with the change when known:
+ * encodeTaskEvent); the subscriber connection dispatches to
  * local subscribers by task id. ioredis reconnects it and subscribes again by itself; after such a reconnect every
  * local subscriber is woken once, since events published while it was down were lost.
  */
@@ -62,11 +71,11 @@ export class RedisEventBus implements TaskEventBus {
     return this.started;
   }
 
-  async publish(taskId: string): Promise<void> {
-    await this.options.publisher.publish(this.options.channel, taskId);
+  async publish(taskId: string, change?: TaskChange): Promise<void> {
+    await this.options.publisher.publish(this.options.channel, encodeTaskEvent(taskId, change));
   }
 
-  subscribe(taskId: string, listener: () => void): () => void {
+  subscribe(taskId: string, listener: TaskEventListener): () => void {
     return this.local.subscribe(taskId, listener);
   }
 
@@ -77,8 +86,9 @@ export class RedisEventBus implements TaskEventBus {
     await closeConnection(this.subscriber);
   }
 
-  private dispatch(taskId: string): void {
-    this.local.publish(taskId);
+  private dispatch(payload: string): void {
+    const { taskId, change } = decodeTaskEvent(payload);
+    this.local.publish(taskId, change);
   }
 
   private wakeAll(): void {

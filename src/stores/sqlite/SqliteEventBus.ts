@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 
-import { LocalEventBus, type TaskEventBus } from '../../engine/index.js';
+import { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../../engine/index.js';
 
 /** Task ids checked per query: well under SQLite's bound-parameter limit. */
 const CHUNK = 500;
@@ -41,11 +41,14 @@ export class SqliteEventBus implements TaskEventBus {
     this.timer.unref();
   }
 
-  publish(taskId: string): void {
-    this.local.publish(taskId);
+  publish(taskId: string, change?: TaskChange): void {
+    // This connection's own write: the poll need not wake the task's watchers for it a second time.
+    const entry = change && this.watched.get(taskId);
+    if (entry && change && (entry.version === null || change.version > entry.version)) entry.version = change.version;
+    this.local.publish(taskId, change);
   }
 
-  subscribe(taskId: string, listener: () => void): () => void {
+  subscribe(taskId: string, listener: TaskEventListener): () => void {
     const entry = this.watched.get(taskId);
     if (entry) entry.count += 1;
     else this.watched.set(taskId, { version: this.readVersion(taskId), count: 1 });
