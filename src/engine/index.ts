@@ -25,3 +25,4 @@ export * from './TaskStore.js';
 export { RunSpan, StepSpan, stepEvent, TRACE_CONTEXT_META } from './taskTracing.js';
 export * from './TaskTimeline.js';
 export * from './WakeScheduler.js';
+export * from './withDeadline.js';

@@ -11,7 +11,7 @@ import type { GatewayToolSettings } from './toolPolicies.js';
 import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
 import { ConcurrencyGate } from './ConcurrencyGate.js';
 import { traceMeta } from './traceMeta.js';
-import { withDeadline } from './withDeadline.js';
+import { withDeadline } from '../engine/index.js';
 import { ErrorCodes } from '../protocol/index.js';
 
 export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: RpcError };

@@ -1,4 +1,4 @@
-import { isTerminal, type TaskRecord } from '../engine/index.js';
+import { isTerminal, withDeadline, type TaskRecord } from '../engine/index.js';
 import {
   deliverInputs,
   type Claim,
@@ -164,14 +164,15 @@ export class FallbackTools implements ServerDialect {
   ): Promise<DialectAnswer> {
     let record = await ctx.engine.get(ctx.caller.scope, taskId);
     const delivered: string[] = [];
-    const deadline = AbortSignal.any([ctx.signal, AbortSignal.timeout(waitMs)]);
+    const deadline = withDeadline(ctx.signal, waitMs);
     try {
-      while (!isTerminal(record.status) && !deadline.aborted) {
+      while (!isTerminal(record.status) && !deadline.signal.aborted) {
         if (client.canElicit) await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
-        const next = await ctx.engine.waitForChange(taskId, record.version, deadline).catch(() => undefined);
+        const next = await ctx.engine.waitForChange(taskId, record.version, deadline.signal).catch(() => undefined);
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
     } finally {
+      deadline.clear();
       for (const entry of delivered) ctx.inFlightInputs.delete(entry);
     }
     if (!isTerminal(record.status)) return { result: this.pending(record, client) };

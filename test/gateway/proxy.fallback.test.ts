@@ -7,7 +7,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { tempDir } from '../helpers/tmp.js';
-import { EVERYTHING_STDIO, startProxyProcess, type ProxyProcess } from './helpers/proxyProcess.js';
+import { COLLECT_GARBAGE, EVERYTHING_STDIO, startProxyProcess, type ProxyProcess } from './helpers/proxyProcess.js';
 
 /**
  * A host that does not speak tasks (the SDK 1.32 client declaring no tasks capability) in front of the gateway and
@@ -24,7 +24,7 @@ const dir = tempDir('mcp-tasks-gateway-fallback-');
 let proxy: ProxyProcess;
 const clients: Client[] = [];
 
-async function host(elicitation?: (message: string) => Record<string, unknown>): Promise<Client> {
+async function host(elicitation?: (message: string) => Record<string, unknown>, url = proxy.url): Promise<Client> {
   const client = new Client(
     { name: 'task-unaware-host', version: '1.0.0' },
     { capabilities: elicitation ? { elicitation: {} } : {} },
@@ -35,13 +35,18 @@ async function host(elicitation?: (message: string) => Record<string, unknown>):
       content: elicitation(String(request.params.message)) as never,
     }));
   }
-  await client.connect(new StreamableHTTPClientTransport(new URL(proxy.url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   clients.push(client);
   return client;
 }
 
-const call = async (client: Client, name: string, args: Record<string, unknown> = {}) =>
-  (await client.callTool({ name, arguments: args })) as ToolResult;
+/** A tool call; `timeoutMs` (the SDK's own default is 60 s) makes a call that hangs fail by name. */
+const call = async (client: Client, name: string, args: Record<string, unknown> = {}, timeoutMs?: number) =>
+  (await client.callTool(
+    { name, arguments: args },
+    undefined,
+    timeoutMs === undefined ? undefined : { timeout: timeoutMs },
+  )) as ToolResult;
 
 beforeAll(async () => {
   const config = join(dir, 'proxy.json');
@@ -96,13 +101,16 @@ describe('fallback tools for a host without tasks', () => {
   });
 
   it("shows a task's question in task_status and takes the answer with task_answer", async () => {
+    // Each step has a budget far above what it takes (the upstream asks 2 s into its task and finishes 2 s after the
+    // answer), and all of them fit in the test's 60 s: a step that hangs fails by name instead of timing the test out.
     const client = await host();
-    const started = await call(client, 'simulate-research-query', { topic: 'mercury', ambiguous: true });
+    // The call answers with its task once fallbackAfterMs (400 ms) has passed, long before the task asks.
+    const started = await call(client, 'simulate-research-query', { topic: 'mercury', ambiguous: true }, 5_000);
     const { taskId } = started.structuredContent as { taskId: string };
     let status: ToolResult;
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + 15_000;
     for (;;) {
-      status = await call(client, 'task_status', { taskId });
+      status = await call(client, 'task_status', { taskId }, 5_000);
       const seen = (status.structuredContent as { status: string }).status;
       if (seen === 'input_required') break;
       // A task that ended, or never asked, says why instead of leaving the test to time out.
@@ -111,8 +119,8 @@ describe('fallback tools for a host without tasks', () => {
     }
     expect(status.structuredContent).toMatchObject({ question: { message: expect.stringContaining('mercury') } });
     expect(status.content[0]?.text).toContain('task_answer');
-    await call(client, 'task_answer', { taskId, answer: 'the planet' });
-    const done = await call(client, 'task_result', { taskId, waitMs: 30_000 });
+    await call(client, 'task_answer', { taskId, answer: 'the planet' }, 5_000);
+    const done = await call(client, 'task_result', { taskId, waitMs: 15_000 }, 20_000);
     expect(done.content[0]?.text).toContain('Research Report: mercury (the planet)');
   });
 
@@ -138,5 +146,33 @@ describe('fallback tools for a host without tasks', () => {
     expect(theirs?.message.replace(taskId, 'ID')).toBe(missing?.message.replace('no-such-task', 'ID'));
     expect(await refusal(call(stranger, 'task_cancel', { taskId }))).toMatchObject({ code: -32602 });
     await call(owner, 'task_cancel', { taskId });
+  });
+});
+
+describe('fallback tools in a gateway that collects garbage all the time', () => {
+  let collecting: ProxyProcess;
+
+  beforeAll(async () => {
+    const config = join(dir, 'collecting.json');
+    writeFileSync(config, JSON.stringify({ fallbackAfterMs: 400, bindToSession: true }));
+    collecting = await startProxyProcess(['--store', 'memory', '--config', config, '--', ...EVERYTHING_STDIO], {
+      NODE_OPTIONS: `--import ${COLLECT_GARBAGE}`,
+    });
+  });
+
+  afterAll(async () => {
+    await collecting?.stop();
+  });
+
+  // The wait of a plain call is bounded by a timer that a collection must not take away (nodejs/node#57736): else the
+  // call waits for the task to end, and one that asks a question only task_answer can answer never does.
+  it('a long call still answers with its task after fallbackAfterMs', async () => {
+    const client = await host(undefined, collecting.url);
+    const since = Date.now();
+    const started = await call(client, 'trigger-long-running-operation', { duration: 10, steps: 10 }, 15_000);
+    expect(Date.now() - since, 'the call waited for its task to end, not fallbackAfterMs').toBeLessThan(5_000);
+    expect(started.structuredContent).toMatchObject({ status: 'working' });
+    const { taskId } = started.structuredContent as { taskId: string };
+    await call(client, 'task_cancel', { taskId });
   });
 });

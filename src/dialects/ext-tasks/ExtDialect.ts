@@ -1,4 +1,4 @@
-import { isTerminal, TaskTerminalError, type TaskRecord } from '../../engine/index.js';
+import { isTerminal, TaskTerminalError, withDeadline, type TaskRecord } from '../../engine/index.js';
 import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest, type TaskOperation } from '../../rpc/index.js';
 import {
   answerError,
@@ -151,14 +151,16 @@ export class ExtDialect implements ServerDialect {
     windowMs: number,
     ctx: DialectContext,
   ): Promise<DialectAnswer | undefined> {
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(windowMs)]);
+    const window = withDeadline(ctx.signal, windowMs);
     let current: TaskRecord | undefined = record;
     try {
       while (current && !isTerminal(current.status) && !current.suspended) {
-        current = await ctx.engine.waitForChange(record.taskId, current.version, signal);
+        current = await ctx.engine.waitForChange(record.taskId, current.version, window.signal);
       }
     } catch {
       return undefined; // the window closed: the call becomes a task
+    } finally {
+      window.clear();
     }
     if (!current) return undefined;
     let answer: DialectAnswer;

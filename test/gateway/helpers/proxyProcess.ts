@@ -9,6 +9,8 @@ import { EVERYTHING_ENTRY } from '../../client/helpers/everything.js';
 
 export const CLI = fileURLToPath(new URL('../../../dist/src/cli/main.js', import.meta.url));
 export const WIRETAP = fileURLToPath(new URL('../../fixtures/wiretap.mjs', import.meta.url));
+/** Preload (NODE_OPTIONS=--import) for a gateway that collects garbage every few ms (see collectGarbage.mjs). */
+export const COLLECT_GARBAGE = fileURLToPath(new URL('./collectGarbage.mjs', import.meta.url));
 export const FILESYSTEM_ENTRY = fileURLToPath(
   new URL('../../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js', import.meta.url),
 );
