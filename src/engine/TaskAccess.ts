@@ -5,7 +5,7 @@ import type { TaskChange } from './TaskEventBus.js';
 import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from './TaskError.js';
 import type { TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
-import type { TaskStore } from './TaskStore.js';
+import type { ReplaceAlong, TaskStore } from './TaskStore.js';
 import { isExpired } from './transitions.js';
 import type { TimelineRecorder } from './TimelineRecorder.js';
 
@@ -94,10 +94,15 @@ export class TaskAccess {
         version: current.version + 1,
         lastUpdatedAt: Math.max(this.clock.now(), current.lastUpdatedAt),
       };
-      if (await this.guard(() => this.store.replace(next, current.version))) {
-        await this.timelines.record(current, next);
+      const announced: TaskChange = { version: next.version, status: next.status };
+      // A store that can appends the timeline and publishes the change with the write itself.
+      const along: ReplaceAlong | undefined = this.store.replacesAlong
+        ? withTimeline({ change: announced }, this.timelines.entriesFor(current, next))
+        : undefined;
+      if (await this.guard(() => this.store.replace(next, current.version, along))) {
+        if (!along) await this.timelines.record(current, next);
         if (!isTerminal(current.status) && isTerminal(next.status)) this.onSettled(next);
-        await this.publish(taskId, { version: next.version, status: next.status });
+        if (!along) await this.publish(taskId, announced);
         return { record: next, changed: true };
       }
       if (attempt > 1000) throw new StoreUnavailableError(`Could not update task ${taskId}: too much contention`);
@@ -128,4 +133,9 @@ export class TaskAccess {
       this.logger.warn({ taskId: event.task.taskId, error: String(error) }, 'lifecycle hook threw');
     }
   }
+}
+
+function withTimeline(along: ReplaceAlong, timeline: ReplaceAlong['timeline']): ReplaceAlong {
+  if (timeline) along.timeline = timeline;
+  return along;
 }

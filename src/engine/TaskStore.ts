@@ -1,8 +1,8 @@
 import type { StepJournalStore } from './StepJournalStore.js';
 import type { TaskBrowseStore } from './TaskBrowseStore.js';
-import type { TaskEventBus } from './TaskEventBus.js';
+import type { TaskChange, TaskEventBus } from './TaskEventBus.js';
 import type { TaskRecord } from './TaskRecord.js';
-import type { TaskTimelineStore } from './TaskTimeline.js';
+import type { TaskTimelineStore, TimelineEntry } from './TaskTimeline.js';
 
 /** A keyset position in an owner's list: newest first, ties broken by task id. */
 export interface ListPosition {
@@ -34,6 +34,14 @@ export interface OwnerLimits {
  * Persistence for task records. Implementations must make `insert` and `replace` durable before resolving,
  * and `replace` an atomic compare-and-set on `version`. Every store passes the shared contract suite.
  */
+/** What a store with `replacesAlong` does with a successful `replace`, in the same step. */
+export interface ReplaceAlong {
+  /** Appended to the task's timeline, which keeps its first and newest `maxEntries` entries. */
+  timeline?: { entries: TimelineEntry[]; maxEntries: number };
+  /** Published on the store's event bus once the write is stored. */
+  change: TaskChange;
+}
+
 export interface TaskStore {
   readonly kind: string;
   /** Cross-process when the backend can (Redis pub/sub, PostgreSQL LISTEN/NOTIFY); in-process otherwise. */
@@ -44,8 +52,16 @@ export interface TaskStore {
   insert(record: TaskRecord, limits?: OwnerLimits): Promise<InsertResult>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined>;
-  /** Writes `next` only if the stored version is `expectedVersion`. `next.version` is `expectedVersion + 1`. */
-  replace(next: TaskRecord, expectedVersion: number): Promise<boolean>;
+  /**
+   * Writes `next` only if the stored version is `expectedVersion`. `next.version` is `expectedVersion + 1`. A store
+   * with `replacesAlong` also does what `along` says, in the same step (one script, one transaction), when it writes.
+   */
+  replace(next: TaskRecord, expectedVersion: number, along?: ReplaceAlong): Promise<boolean>;
+  /**
+   * The store appends a write's timeline entries and publishes its change itself, with the write (`replace`'s
+   * `along`): a round trip or two fewer per write where each costs one.
+   */
+  readonly replacesAlong?: boolean;
   delete(taskId: string): Promise<boolean>;
   /** One page of an owner's unexpired tasks, newest first, strictly after `after`. */
   list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]>;

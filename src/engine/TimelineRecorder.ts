@@ -18,13 +18,22 @@ export class TimelineRecorder {
     await this.store.browse?.init();
   }
 
+  /** What the write from `previous` to `next` adds to the task's timeline; undefined when nothing (or none kept). */
+  entriesFor(
+    previous: TaskRecord | undefined,
+    next: TaskRecord,
+  ): { entries: TimelineEntry[]; maxEntries: number } | undefined {
+    if (!this.store.timeline || this.maxEntries <= 0) return undefined;
+    const entries = timelineEntries(previous, next);
+    return entries.length === 0 ? undefined : { entries, maxEntries: this.maxEntries };
+  }
+
   async record(previous: TaskRecord | undefined, next: TaskRecord): Promise<void> {
     const timeline = this.store.timeline;
-    if (!timeline || this.maxEntries <= 0) return;
-    const entries = timelineEntries(previous, next);
-    if (entries.length === 0) return;
+    const append = this.entriesFor(previous, next);
+    if (!timeline || !append) return;
     try {
-      await timeline.append(next.taskId, entries, this.maxEntries);
+      await timeline.append(next.taskId, append.entries, append.maxEntries);
     } catch (error) {
       this.logger.warn({ taskId: next.taskId, error: String(error) }, 'task timeline append failed');
     }

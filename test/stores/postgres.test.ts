@@ -115,6 +115,33 @@ if (url) {
       expect(new Set(secrets).size).toBe(1);
     });
 
+    it('prepares its statements once per connection, and not at all with preparedStatements: false', async () => {
+      const prepared = async (preparedStatements: boolean) => {
+        // One connection, so the session's pg_prepared_statements is the store's.
+        const pool = new pg.Pool({ connectionString: url, max: 1 });
+        track({ close: () => pool.end() });
+        const store = new PostgresStore({ pool, schema: newSchema(), preparedStatements });
+        await store.init();
+        track(store);
+        const record = makeRecord();
+        await store.insert(record);
+        for (let version = 1; version <= 3; version++) {
+          expect((await store.get(record.taskId))?.version).toBe(version);
+          expect(await store.replace({ ...record, version: version + 1 }, version)).toBe(true);
+        }
+        const { rows } = await pool.query<{ name: string; calls: string }>(
+          `SELECT name, (generic_plans + custom_plans)::text AS calls FROM pg_prepared_statements
+           WHERE name LIKE 'mcp_tasks_%'`,
+        );
+        return rows;
+      };
+      const named = await prepared(true);
+      // insert, get and replace at least, each prepared once and run as often as it was called.
+      expect(named.length).toBeGreaterThanOrEqual(3);
+      expect(named.some((row) => Number(row.calls) >= 3)).toBe(true);
+      expect(await prepared(false)).toEqual([]);
+    });
+
     it('wakes a subscriber on a sibling instance', async () => {
       const schema = newSchema();
       const a = track(await open(schema));

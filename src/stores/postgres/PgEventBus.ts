@@ -10,12 +10,17 @@ import {
   type TaskEventListener,
 } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
+import type { PgStatements } from './PgStatements.js';
+
+const NOTIFY = 'SELECT pg_notify($1, $2)';
 
 export interface PgEventBusOptions {
   /** Publishes go through the pool; listening needs its own connection, opened with `listenerConfig`. */
   pool: pg.Pool;
   listenerConfig: pg.ClientConfig;
   channel: string;
+  /** Publishes as a prepared statement when given. */
+  statements?: PgStatements;
   logger?: Pick<EngineLogger, 'warn'>;
   /** Reconnect backoff after the LISTEN connection drops: first retry immediately, then doubling up to the max. */
   reconnectMinMs?: number;
@@ -52,7 +57,8 @@ export class PgEventBus implements TaskEventBus {
   }
 
   async publish(taskId: string, change?: TaskChange): Promise<void> {
-    await this.options.pool.query('SELECT pg_notify($1, $2)', [this.options.channel, encodeTaskEvent(taskId, change)]);
+    const values = [this.options.channel, encodeTaskEvent(taskId, change)];
+    await this.options.pool.query(this.options.statements?.config(NOTIFY, values) ?? { text: NOTIFY, values });
   }
 
   subscribe(taskId: string, listener: TaskEventListener): () => void {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 
 import type { TaskTimelineStore, TimelineEntry } from '../../engine/index.js';
+import { PgStatements } from './PgStatements.js';
 import { quoteIdent } from './pgNames.js';
 import { createUnderLock } from './pgSchemaLock.js';
 
@@ -16,6 +17,7 @@ export class PgTimeline implements TaskTimelineStore {
     private readonly pool: pg.Pool,
     schema: string,
     tablePrefix: string,
+    private readonly statements = new PgStatements(false),
   ) {
     this.table = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_timeline`)}`;
   }
@@ -51,7 +53,9 @@ export class PgTimeline implements TaskTimelineStore {
         AND seq > (SELECT min(seq) FROM ${this.table} WHERE task_id = $1)`;
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.pool.query(text, [taskId, JSON.stringify(entries), Math.max(1, maxEntries - 1)]);
+        await this.pool.query(
+          this.statements.config(text, [taskId, JSON.stringify(entries), Math.max(1, maxEntries - 1)]),
+        );
         return;
       } catch (error) {
         if (attempt >= 10 || (error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;

@@ -16,6 +16,7 @@ import { migratePostgres } from './migrations.js';
 import { PgBrowse } from './PgBrowse.js';
 import { PgEventBus } from './PgEventBus.js';
 import { PgBatch } from './PgBatch.js';
+import { PgStatements } from './PgStatements.js';
 import { PgJournal } from './PgJournal.js';
 import { pgNames, type PgNames } from './pgNames.js';
 import { PgTimeline } from './PgTimeline.js';
@@ -33,6 +34,11 @@ export interface PostgresStoreOptions {
   tablePrefix?: string;
   /** NOTIFY channel. Default: derived from schema and prefix (just the prefix in 'public'). */
   channel?: string;
+  /**
+   * Named (prepared) statements, planned once per connection. Default true; false for a pooler that cannot keep them
+   * (PgBouncer in transaction mode before 1.21, without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
   logger?: Pick<EngineLogger, 'warn'>;
 }
 
@@ -73,6 +79,7 @@ export class PostgresStore implements TaskStore {
   private secret: Uint8Array | undefined;
   private closed = false;
   private readonly description: string;
+  private readonly statements: PgStatements;
   /** Concurrent creations and transitions go to the database together (group commit, see PgBatch). */
   private readonly inserts = new PgBatch<CappedInsert, InsertOutcome>(
     (items) => this.insertMany(items),
@@ -91,6 +98,7 @@ export class PostgresStore implements TaskStore {
     this.schema = options.schema ?? 'public';
     this.names = pgNames(this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.ownPool = !options.pool;
+    this.statements = new PgStatements(options.preparedStatements ?? true);
     this.pool =
       options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
     // An idle pooled connection that dies emits 'error' on the pool; unhandled, it would crash the process.
@@ -101,10 +109,11 @@ export class PostgresStore implements TaskStore {
       ? { ...options.pool.options }
       : { connectionString: options.connectionString };
     this.journal = new PgJournal(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
-    this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks', this.statements);
     this.browse = new PgBrowse(this.pool, this.names);
     this.events = new PgEventBus({
       pool: this.pool,
+      statements: this.statements,
       listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },
       channel: options.channel ?? this.names.channel,
       ...(options.logger && { logger: options.logger }),
@@ -331,7 +340,7 @@ export class PostgresStore implements TaskStore {
     values: unknown[],
   ): Promise<pg.QueryResult<R>> {
     // Per-query type parsers, so a shared pool keeps its own settings.
-    return this.pool.query<R>({ text, values, types });
+    return this.pool.query<R>(this.statements.config(text, values, types));
   }
 
   private async rows(text: string, values: unknown[]): Promise<TaskRecord[]> {

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 import {
+  encodeTaskEvent,
   isTerminal,
   redactUrl,
   StoreUnavailableError,
@@ -10,6 +11,7 @@ import {
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
+  type ReplaceAlong,
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
@@ -17,8 +19,18 @@ import { closeConnection, RedisEventBus } from './RedisEventBus.js';
 import { RedisJournal } from './RedisJournal.js';
 import { listMember, redisKeys, type RedisKeys } from './redisKeys.js';
 import { RedisBrowse } from './RedisBrowse.js';
-import { BROWSE, DELETE, FIND_STALE, GET_BY_KEY, INSERT, RENEW, REPLACE, SWEEP } from './redisScripts.js';
-import { RedisTimeline } from './RedisTimeline.js';
+import {
+  BROWSE,
+  DELETE,
+  FIND_STALE,
+  GET_BY_KEY,
+  INSERT,
+  RENEW,
+  REPLACE,
+  REPLACE_ALONG,
+  SWEEP,
+} from './redisScripts.js';
+import { RedisTimeline, timelineArgs } from './RedisTimeline.js';
 
 export interface RedisStoreOptions {
   /** Connection URL (`redis://host:port/db`) for the store's own client. Required unless `redis` is given. */
@@ -38,6 +50,7 @@ export interface RedisStoreOptions {
 const SCRIPTS = {
   mcpTasksInsert: INSERT,
   mcpTasksReplace: REPLACE,
+  mcpTasksReplaceAlong: REPLACE_ALONG,
   mcpTasksDelete: DELETE,
   mcpTasksGetByKey: GET_BY_KEY,
   mcpTasksList: BROWSE,
@@ -58,6 +71,7 @@ type Reply = string | null;
  */
 export class RedisStore implements TaskStore {
   readonly kind = 'redis';
+  readonly replacesAlong = true;
   readonly events: RedisEventBus;
   readonly journal: RedisJournal;
   readonly timeline: RedisTimeline;
@@ -168,16 +182,27 @@ export class RedisStore implements TaskStore {
     return reply?.[0] ? decode(reply[0], reply[1] ?? null) : undefined;
   }
 
-  async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
+  async replace(next: TaskRecord, expectedVersion: number, along?: ReplaceAlong): Promise<boolean> {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent. Owner, createdAt and
     // idempotencyKey never change after insert; their index entries are the ones made then.
-    const reply = await this.script('mcpTasksReplace', this.keys.task(next.taskId), [
+    const args = [
       expectedVersion,
       JSON.stringify(next),
       next.version,
       ...this.mutable(next),
       this.keys.prefix,
       next.status,
+    ];
+    if (!along) return (await this.script('mcpTasksReplace', this.keys.task(next.taskId), args)) === 1;
+    // The write, its timeline entries and its event in one script: one round trip where there were three.
+    const { timeline, change } = along;
+    const reply = await this.script('mcpTasksReplaceAlong', this.keys.task(next.taskId), [
+      ...args,
+      this.keys.channel,
+      encodeTaskEvent(next.taskId, change),
+      ...(timeline
+        ? [this.timeline.key(next.taskId), ...timelineArgs(timeline.entries, timeline.maxEntries)]
+        : ['', 0]),
     ]);
     return reply === 1;
   }

@@ -1,25 +1,14 @@
 import type { Redis } from 'ioredis';
 
 import type { TaskTimelineStore, TimelineEntry } from '../../engine/index.js';
+import { TIMELINE_APPEND_FN } from './redisScripts.js';
 
-/**
- * KEYS[1] timeline list, KEYS[2] task hash. ARGV: maxEntries, entries... Appends, keeps the first and the newest
- * entries, and gives the list the task's own native expiry, so a timeline never outlives its task.
- */
-const APPEND = `
-local n = redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
-local max = tonumber(ARGV[1])
-if n > max then
-  local first = redis.call('LINDEX', KEYS[1], 0)
-  redis.call('LTRIM', KEYS[1], -(max - 1), -1)
-  redis.call('LPUSH', KEYS[1], first)
-end
-local ttl = redis.call('PTTL', KEYS[2])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('PERSIST', KEYS[1]) end
-return n`;
+/** KEYS[1] timeline list, KEYS[2] task hash. ARGV: maxEntries, entries... */
+const APPEND = `${TIMELINE_APPEND_FN}
+return append_timeline(KEYS[1], KEYS[2], tonumber(ARGV[1]), 2)`;
 
 interface Scripted {
-  mcpTasksTimelineAppend(list: string, task: string, max: number, ...entries: string[]): Promise<number>;
+  mcpTasksTimelineAppend(list: string, task: string, ...maxThenEntries: Array<string | number>): Promise<number>;
 }
 
 /** Each task's timeline as a Redis list under the store's prefix. */
@@ -38,8 +27,7 @@ export class RedisTimeline implements TaskTimelineStore {
     await (this.redis as unknown as Scripted).mcpTasksTimelineAppend(
       this.key(taskId),
       `${this.prefix}t:${taskId}`,
-      Math.max(2, maxEntries),
-      ...entries.map((entry) => JSON.stringify(entry)),
+      ...timelineArgs(entries, maxEntries),
     );
   }
 
@@ -51,7 +39,12 @@ export class RedisTimeline implements TaskTimelineStore {
     await this.redis.del(this.key(taskId));
   }
 
-  private key(taskId: string): string {
+  key(taskId: string): string {
     return `${this.prefix}tl:${taskId}`;
   }
+}
+
+/** The script arguments of an append: the bound (a timeline keeps at least its first and newest entry), the entries. */
+export function timelineArgs(entries: TimelineEntry[], maxEntries: number): Array<string | number> {
+  return [Math.max(2, maxEntries), ...entries.map((entry) => JSON.stringify(entry))];
 }

@@ -105,17 +105,52 @@ apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
 return {'ok'}
 `;
 
+/** The compare-and-set of `tkey` on ARGV 1-10 (see REPLACE); 1 when it wrote, 0 when the version differed. */
+const REPLACE_FN = `
+local function replace(tkey)
+  local cur = redis.call('HMGET', tkey, 'v', 'x', 'r', 'l')
+  if cur[1] ~= ARGV[1] then return 0 end
+  local lease = ARGV[6]
+  -- A lease renewed since the writer read the task is kept when the runner stays the same.
+  if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
+  redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
+  set_status(ARGV[9], tkey, cjson.decode(cur[2])[3], ARGV[10])
+  apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
+  return 1
+end
+`;
+
+/**
+ * Appends ARGV[from..] to the timeline list `lkey`, keeps the first and the newest `max` entries, and gives the list
+ * the task's (`tkey`) own native expiry, so a timeline never outlives its task.
+ */
+export const TIMELINE_APPEND_FN = `
+local function append_timeline(lkey, tkey, max, from)
+  local n = redis.call('RPUSH', lkey, unpack(ARGV, from))
+  if n > max then
+    local first = redis.call('LINDEX', lkey, 0)
+    redis.call('LTRIM', lkey, -(max - 1), -1)
+    redis.call('LPUSH', lkey, first)
+  end
+  local ttl = redis.call('PTTL', tkey)
+  if ttl > 0 then redis.call('PEXPIRE', lkey, ttl) else redis.call('PERSIST', lkey) end
+  return n
+end
+`;
+
 /** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, status. */
-export const REPLACE = `${APPLY}${STATUS}
-local tkey = KEYS[1]
-local cur = redis.call('HMGET', tkey, 'v', 'x', 'r', 'l')
-if cur[1] ~= ARGV[1] then return 0 end
-local lease = ARGV[6]
--- A lease renewed since the writer read the task is kept when the runner stays the same.
-if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
-redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
-set_status(ARGV[9], tkey, cjson.decode(cur[2])[3], ARGV[10])
-apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
+export const REPLACE = `${APPLY}${STATUS}${REPLACE_FN}
+return replace(KEYS[1])
+`;
+
+/**
+ * REPLACE, then with the write its timeline entries and its event (TaskStore.replacesAlong). ARGV 1-10 as REPLACE,
+ * then: events channel, event payload, timeline list|'', maxEntries, entries...
+ */
+export const REPLACE_ALONG = `${APPLY}${STATUS}${REPLACE_FN}${TIMELINE_APPEND_FN}
+if replace(KEYS[1]) == 0 then return 0 end
+if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15) end
+redis.call('PUBLISH', ARGV[11], ARGV[12])
 return 1
 `;
 
