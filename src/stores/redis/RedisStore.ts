@@ -95,9 +95,7 @@ export class RedisStore implements TaskStore {
     this.keys = redisKeys(options.keyPrefix ?? 'mcp-tasks:');
     this.graceMs = options.nativeExpiryGraceMs ?? 60 * 60 * 1000;
     this.ownClient = !options.redis;
-    // Auto-pipelining: the commands of many concurrent tasks issued in one tick leave in one write (fewer syscalls
-    // on both ends); each still gets its own reply, in order.
-    this.redis = options.redis ?? new Redis(options.url as string, { lazyConnect: true, enableAutoPipelining: true });
+    this.redis = options.redis ?? new Redis(options.url as string, { lazyConnect: true });
     if (this.ownClient) {
       this.redis.on('error', (error: Error) => {
         this.connectionError = error;
@@ -111,7 +109,6 @@ export class RedisStore implements TaskStore {
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({
       lazyConnect: true,
-      enableAutoPipelining: false,
       // A recognisable name in CLIENT LIST; unique per bus so one can be told apart from another.
       connectionName: `${this.keys.prefix.replace(/[^\w:.-]/g, '_')}events-${randomBytes(4).toString('hex')}`,
     });
