@@ -356,6 +356,62 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(seen).toEqual([{ version: 7, status: 'completed' }, undefined]);
     });
 
+    it('with `along`, appends a write’s timeline entries and publishes its change; a lost race does neither', async () => {
+      if (!store.replacesAlong) return;
+      await store.timeline?.init();
+      const listener = harness.sibling ? await harness.sibling(store) : store;
+      if (listener !== store) opened.push(listener);
+      const records = Array.from({ length: 5 }, () => makeRecord());
+      for (const record of records) await store.insert(record);
+      const seen = new Map<string, Array<TaskChange | undefined>>();
+      for (const { taskId } of records)
+        listener.events.subscribe(taskId, (change) => seen.set(taskId, [...(seen.get(taskId) ?? []), change]));
+      const entry = (at: number) => ({
+        at,
+        kind: 'status' as const,
+        from: 'working' as const,
+        status: 'completed' as const,
+      });
+      const done = (record: TaskRecord) => ({ ...record, status: 'completed' as const, version: 2 });
+      const change = { version: 2, status: 'completed' as const };
+      // Concurrent writes of distinct tasks (a batch where the store makes them one), each with two entries.
+      const won = await Promise.all(
+        records.map((record, i) =>
+          store.replace(done(record), 1, { change, timeline: { entries: [entry(i), entry(i + 100)], maxEntries: 10 } }),
+        ),
+      );
+      expect(won).toEqual(records.map(() => true));
+      await waitUntil(() => records.every(({ taskId }) => seen.get(taskId)?.length === 1));
+      for (const [i, { taskId }] of records.entries()) {
+        expect(seen.get(taskId)).toEqual([change]);
+        expect(await store.timeline?.read(taskId)).toEqual([entry(i), entry(i + 100)]);
+      }
+      // The bound: the first entry and the newest maxEntries - 1 stay.
+      const [first] = records as [TaskRecord];
+      const many = Array.from({ length: 6 }, (_, i) => entry(200 + i));
+      expect(
+        await store.replace({ ...done(first), version: 3 }, 2, {
+          change: { version: 3, status: 'completed' },
+          timeline: { entries: many, maxEntries: 3 },
+        }),
+      ).toBe(true);
+      expect(await store.timeline?.read(first.taskId)).toEqual([entry(0), entry(204), entry(205)]);
+      // A stale version: no write, no entry, no event (a later marker event proves the bus is flowing).
+      expect(
+        await store.replace({ ...done(first), version: 9 }, 1, {
+          change: { version: 9, status: 'failed' },
+          timeline: { entries: [entry(999)], maxEntries: 10 },
+        }),
+      ).toBe(false);
+      let marker = false;
+      listener.events.subscribe('marker', () => (marker = true));
+      await store.events.publish('marker');
+      await waitUntil(() => marker);
+      expect(seen.get(first.taskId)).toEqual([change, { version: 3, status: 'completed' }]);
+      expect(await store.timeline?.read(first.taskId)).toEqual([entry(0), entry(204), entry(205)]);
+      expect((await store.get(first.taskId))?.version).toBe(3);
+    });
+
     it('carries a change to a sibling instance, and a task id of any text as it was', async () => {
       if (!harness.sibling || !harness.carriesEvents) return;
       const sibling = await harness.sibling(store);

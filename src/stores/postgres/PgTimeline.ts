@@ -6,11 +6,13 @@ import { quoteIdent } from './pgNames.js';
 import { createUnderLock } from './pgSchemaLock.js';
 
 const TIMELINE_LOCK = '7265139183920410393';
-const UNIQUE_VIOLATION = '23505';
+/** SQLSTATE of a unique violation: two appends to one timeline numbered the same entries. */
+export const UNIQUE_VIOLATION = '23505';
 
 /** Each task's timeline in a PostgreSQL table of its own (created when missing): one row per entry, numbered per task. */
 export class PgTimeline implements TaskTimelineStore {
-  private readonly table: string;
+  /** The table, schema-qualified and quoted (the Postgres store appends to it within its compare-and-set). */
+  readonly table: string;
   private ready: Promise<void> | undefined;
 
   constructor(
@@ -40,17 +42,19 @@ export class PgTimeline implements TaskTimelineStore {
   }
 
   async append(taskId: string, entries: TimelineEntry[], maxEntries: number): Promise<void> {
-    // One statement numbers the entries after the task's last and trims the middle past the bound; two writers
+    // One statement numbers the entries after the task's last, leaves out those the bound would drop at once, and
+    // trims the middle past the bound (a statement's DELETE sees only the rows from before it); two writers
     // appending at once collide on the key and the loser numbers again.
     const text = `
-      WITH base AS (SELECT coalesce(max(seq), 0) AS s FROM ${this.table} WHERE task_id = $1),
+      WITH base AS (
+        SELECT coalesce(max(seq), 0) AS s, json_array_length($2::json) AS n FROM ${this.table} WHERE task_id = $1),
       ins AS (
         INSERT INTO ${this.table} (task_id, seq, data)
         SELECT $1, base.s + e.ord, e.value FROM base, json_array_elements($2::json) WITH ORDINALITY AS e(value, ord)
-        RETURNING seq)
-      DELETE FROM ${this.table} WHERE task_id = $1
-        AND seq <= (SELECT max(seq) FROM ins) - $3
-        AND seq > (SELECT min(seq) FROM ${this.table} WHERE task_id = $1)`;
+        WHERE base.s + e.ord = 1 OR e.ord > base.n - $3)
+      DELETE FROM ${this.table} d USING base WHERE d.task_id = $1
+        AND d.seq <= base.s + base.n - $3
+        AND d.seq > (SELECT min(seq) FROM ${this.table} WHERE task_id = $1)`;
     for (let attempt = 0; ; attempt++) {
       try {
         await this.pool.query(

@@ -3,12 +3,14 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 import {
+  encodeTaskEvent,
   redactUrl,
   StoreUnavailableError,
   type EngineLogger,
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
+  type ReplaceAlong,
   type TaskRecord,
   type TaskStore,
 } from '../../engine/index.js';
@@ -19,7 +21,7 @@ import { PgBatch } from './PgBatch.js';
 import { PgStatements } from './PgStatements.js';
 import { PgJournal } from './PgJournal.js';
 import { pgNames, type PgNames } from './pgNames.js';
-import { PgTimeline } from './PgTimeline.js';
+import { PgTimeline, UNIQUE_VIOLATION } from './PgTimeline.js';
 
 export interface PostgresStoreOptions {
   /** Connection for the store's own pool and for the LISTEN connection. Required unless `pool` is given. */
@@ -67,6 +69,7 @@ const types = {
  */
 export class PostgresStore implements TaskStore {
   readonly kind = 'postgres';
+  readonly replacesAlong = true;
   readonly events: PgEventBus;
   readonly journal: PgJournal;
   readonly timeline: PgTimeline;
@@ -80,6 +83,7 @@ export class PostgresStore implements TaskStore {
   private closed = false;
   private readonly description: string;
   private readonly statements: PgStatements;
+  private readonly channel: string;
   /** Concurrent creations and transitions go to the database together (group commit, see PgBatch). */
   private readonly inserts = new PgBatch<CappedInsert, InsertOutcome>(
     (items) => this.insertMany(items),
@@ -99,6 +103,7 @@ export class PostgresStore implements TaskStore {
     this.names = pgNames(this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.ownPool = !options.pool;
     this.statements = new PgStatements(options.preparedStatements ?? true);
+    this.channel = options.channel ?? this.names.channel;
     this.pool =
       options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
     // An idle pooled connection that dies emits 'error' on the pool; unhandled, it would crash the process.
@@ -115,7 +120,7 @@ export class PostgresStore implements TaskStore {
       pool: this.pool,
       statements: this.statements,
       listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },
-      channel: options.channel ?? this.names.channel,
+      channel: this.channel,
       ...(options.logger && { logger: options.logger }),
     });
   }
@@ -176,11 +181,11 @@ export class PostgresStore implements TaskStore {
     ]);
   }
 
-  async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
+  async replace(next: TaskRecord, expectedVersion: number, along?: ReplaceAlong): Promise<boolean> {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent. Under READ COMMITTED a
     // writer blocked on the row re-checks `version` after the winner commits, so only one matches.
     // owner, created_at and idempotency_key never change after insert, like the indexes built on them.
-    return this.replaces.run({ next, expectedVersion });
+    return this.replaces.run({ next, expectedVersion, ...(along && { along }) });
   }
 
   /** One creation: the function takes the owner's lock, checks both caps and inserts (see migrations.ts). */
@@ -226,7 +231,18 @@ export class PostgresStore implements TaskStore {
     return items.map((_, i) => outcomes[i] ?? 'conflict');
   }
 
-  private async replaceOne({ next, expectedVersion }: Replacement): Promise<boolean> {
+  private async replaceOne({ next, expectedVersion, along }: Replacement): Promise<boolean> {
+    if (along) {
+      // Two appends to one timeline at once can collide on its numbering; the whole statement (write included) is
+      // rolled back then, so it runs again on the rows the other committed.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return (await this.replaceAlong([{ next, expectedVersion, along }]))[0] === true;
+        } catch (error) {
+          if (attempt >= 10 || (error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+        }
+      }
+    }
     const result = await this.query(
       // A lease renewed since the writer read the task is kept when the runner stays the same.
       `UPDATE ${this.names.tasks} SET status = $3, expires_at = $4, runner = $5,
@@ -241,6 +257,7 @@ export class PostgresStore implements TaskStore {
 
   /** Compare-and-sets of distinct tasks in one statement, each row with the same condition as alone. */
   private async replaceMany(items: Replacement[]): Promise<boolean[]> {
+    if (items.some((item) => item.along)) return this.replaceAlong(items);
     const arrays = REPLACEMENT_TYPES.map(() => [] as unknown[]);
     // In task order: batches of several processes lock shared rows in one order.
     const sorted = [...items].sort((a, b) => (a.next.taskId < b.next.taskId ? -1 : 1));
@@ -256,6 +273,59 @@ export class PostgresStore implements TaskStore {
        WHERE t.task_id = v.task_id AND t.version = v.expected
        RETURNING t.task_id`,
       arrays,
+    );
+    const replaced = new Set(rows.map((row) => row.task_id));
+    return items.map((item) => replaced.has(item.next.taskId));
+  }
+
+  /**
+   * Compare-and-sets (as replaceMany) that also append their timeline entries (as PgTimeline.append: numbered after
+   * the task's last entry, the middle kept to the bound) and NOTIFY their change, all in one statement: one
+   * round trip, and the event is sent at the commit that made the write. A row whose version differs gets none.
+   */
+  private async replaceAlong(items: Replacement[]): Promise<boolean[]> {
+    const arrays = [...REPLACEMENT_TYPES, ...ALONG_TYPES].map(() => [] as unknown[]);
+    const sorted = [...items].sort((a, b) => (a.next.taskId < b.next.taskId ? -1 : 1));
+    for (const item of sorted) {
+      const { along } = item;
+      const timeline = along?.timeline;
+      [
+        ...replacement(item),
+        along ? encodeTaskEvent(item.next.taskId, along.change) : null,
+        timeline ? JSON.stringify(timeline.entries) : null,
+        timeline ? Math.max(1, timeline.maxEntries - 1) : null,
+      ].forEach((value, c) => arrays[c]?.push(value));
+    }
+    const params = [...REPLACEMENT_TYPES, ...ALONG_TYPES].map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+    const tl = this.timeline.table;
+    const { rows } = await this.query<{ task_id: string }>(
+      `WITH v AS (
+         SELECT * FROM unnest(${params})
+           AS v(task_id, expected, status, expires_at, runner, lease_until, version, data, event, entries, keep)),
+       upd AS (
+         UPDATE ${this.names.tasks} AS t SET status = v.status, expires_at = v.expires_at, runner = v.runner,
+           lease_until = CASE WHEN t.runner IS NOT DISTINCT FROM v.runner AND v.lease_until IS NOT NULL
+                               AND t.lease_until > v.lease_until
+                              THEN t.lease_until ELSE v.lease_until END,
+           version = v.version, data = v.data
+         FROM v WHERE t.task_id = v.task_id AND t.version = v.expected
+         RETURNING t.task_id, v.event, v.entries, v.keep),
+       base AS (
+         SELECT upd.task_id, upd.entries, upd.keep, json_array_length(upd.entries) AS n,
+                coalesce((SELECT max(seq) FROM ${tl} x WHERE x.task_id = upd.task_id), 0) AS s
+         FROM upd WHERE upd.entries IS NOT NULL),
+       ins AS (
+         INSERT INTO ${tl} (task_id, seq, data)
+         SELECT base.task_id, base.s + e.ord, e.value
+         FROM base, json_array_elements(base.entries) WITH ORDINALITY AS e(value, ord)
+         WHERE base.s + e.ord = 1 OR e.ord > base.n - base.keep),
+       trimmed AS (
+         DELETE FROM ${tl} d USING base b
+         WHERE d.task_id = b.task_id AND d.seq <= b.s + b.n - b.keep
+           AND d.seq > (SELECT min(seq) FROM ${tl} m WHERE m.task_id = b.task_id)),
+       notified AS (SELECT pg_notify($${arrays.length + 1}, upd.event) FROM upd WHERE upd.event IS NOT NULL)
+       SELECT task_id FROM upd WHERE (SELECT count(*) FROM notified) >= 0`,
+      [...arrays, this.channel],
     );
     const replaced = new Set(rows.map((row) => row.task_id));
     return items.map((item) => replaced.has(item.next.taskId));
@@ -363,11 +433,14 @@ interface CappedInsert {
 interface Replacement {
   next: TaskRecord;
   expectedVersion: number;
+  along?: ReplaceAlong;
 }
 
 /** Types of `columns(record)`, for the arrays a batch sends. */
 const COLUMN_TYPES = ['text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'json'];
 const REPLACEMENT_TYPES = ['text', 'bigint', 'text', 'bigint', 'text', 'bigint', 'bigint', 'json'];
+/** The event payload, the timeline entries (a JSON array) and how many of the newest to keep after the first. */
+const ALONG_TYPES = ['text', 'json', 'bigint'];
 
 function replacement({ next, expectedVersion }: Replacement): unknown[] {
   return [
