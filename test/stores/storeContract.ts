@@ -71,6 +71,16 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(await store.get(record.taskId)).toEqual({ ...record, meta: {} });
     });
 
+    it('answers many concurrent reads, of one task and of several, each with its own record', async () => {
+      const records = [makeRecord(), makeRecord(), makeRecord()];
+      for (const record of records) await store.insert(record);
+      const ids = [...records.map((r) => r.taskId), 'missing', ...records.map((r) => r.taskId)];
+      const reads = await Promise.all([...ids, ...ids].map((taskId) => store.get(taskId)));
+      expect(reads.map((record) => record?.taskId)).toEqual(
+        [...ids, ...ids].map((id) => (id === 'missing' ? undefined : id)),
+      );
+    });
+
     it('refuses a duplicate task id', async () => {
       const record = makeRecord();
       await store.insert(record);

@@ -4,10 +4,12 @@ const MAX_BATCH = 500;
 /**
  * Group commit for PostgreSQL: writes issued while one batch is on its way wait for it, then go together as one
  * statement (one round trip, one transaction, one WAL flush); each is settled only once that statement committed.
+ * Reads use it the same way (one statement for the reads of a round). Items are told apart by identity: each call
+ * passes a fresh object.
  * A batch that fails as a whole (a deadlock with another process's batch, a bad row) runs again one write at a time,
  * so every write gets exactly the outcome or error it would have had alone.
  */
-export class PgBatch<I, O> {
+export class PgBatch<I extends object, O> {
   private queue: I[] = [];
   private readonly waiters = new Map<I, { resolve: (value: O) => void; reject: (error: unknown) => void }>();
   private busy = false;

@@ -90,6 +90,12 @@ export class PostgresStore implements TaskStore {
     (item) => this.insertOne(item),
     (item) => item.record.taskId,
   );
+  /** Reads of tasks issued while a batch of them is on its way go together too (one statement, one round trip). */
+  private readonly reads = new PgBatch<{ taskId: string }, TaskRecord | undefined>(
+    (items) => this.getMany(items.map((item) => item.taskId)),
+    (item) => this.getOne(item.taskId),
+    (item) => item.taskId,
+  );
   private readonly replaces = new PgBatch<Replacement, boolean>(
     (items) => this.replaceMany(items),
     (item) => this.replaceOne(item),
@@ -171,7 +177,22 @@ export class PostgresStore implements TaskStore {
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
+    // A fresh object per read: the batch tells its items apart by identity.
+    return this.reads.run({ taskId });
+  }
+
+  private getOne(taskId: string): Promise<TaskRecord | undefined> {
     return this.one(`SELECT data, lease_until FROM ${this.names.tasks} WHERE task_id = $1`, [taskId]);
+  }
+
+  /** Reads of several tasks in one statement. */
+  private async getMany(taskIds: string[]): Promise<Array<TaskRecord | undefined>> {
+    const { rows } = await this.query<Row & { task_id: string }>(
+      `SELECT task_id, data, lease_until FROM ${this.names.tasks} WHERE task_id = ANY($1::text[])`,
+      [taskIds],
+    );
+    const found = new Map(rows.map((row) => [row.task_id, decode(row)]));
+    return taskIds.map((taskId) => found.get(taskId));
   }
 
   async getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined> {
