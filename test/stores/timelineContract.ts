@@ -61,7 +61,11 @@ export function timelineContract(name: string, harness: EachStoreHarness): void 
       // One append of more than the bound holds, at once, to the same rule.
       const other = makeRecord();
       await store.insert(other);
-      await timeline.append(other.taskId, Array.from({ length: 8 }, (_, i) => entry(i, `n${i}`)), 3);
+      await timeline.append(
+        other.taskId,
+        Array.from({ length: 8 }, (_, i) => entry(i, `n${i}`)),
+        3,
+      );
       await timeline.append(other.taskId, [entry(8, 'n8'), entry(9, 'n9'), entry(10, 'n10')], 3);
       expect((await timeline.read(other.taskId)).map((e) => e.message)).toEqual(['n0', 'n9', 'n10']);
     });
