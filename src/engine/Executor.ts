@@ -1,4 +1,4 @@
-import type { TaskChange } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';

@@ -1,7 +1,7 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger, TaskLifecycleEvent } from './EngineHooks.js';
 import { inScope, type OwnerScope } from './OwnerScope.js';
-import type { TaskChange } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
 import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from './TaskError.js';
 import type { TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
@@ -96,8 +96,9 @@ export class TaskAccess {
       };
       const announced: TaskChange = { version: next.version, status: next.status };
       // A store that can appends the timeline and publishes the change with the write itself.
+      const timeline = this.store.replacesAlong ? this.timelines.entriesFor(current, next) : undefined;
       const along: ReplaceAlong | undefined = this.store.replacesAlong
-        ? withTimeline({ change: announced }, this.timelines.entriesFor(current, next))
+        ? { change: announced, ...(timeline && { timeline }) }
         : undefined;
       if (await this.guard(() => this.store.replace(next, current.version, along))) {
         if (!along) await this.timelines.record(current, next);
@@ -133,9 +134,4 @@ export class TaskAccess {
       this.logger.warn({ taskId: event.task.taskId, error: String(error) }, 'lifecycle hook threw');
     }
   }
-}
-
-function withTimeline(along: ReplaceAlong, timeline: ReplaceAlong['timeline']): ReplaceAlong {
-  if (timeline) along.timeline = timeline;
-  return along;
 }

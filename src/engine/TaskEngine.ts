@@ -1,4 +1,4 @@
-import type { TaskChange } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
 import { systemClock, type Clock } from './Clock.js';
 import { CursorCodec } from './CursorCodec.js';
 import { silentLogger, type EngineLogger } from './EngineHooks.js';

@@ -1,14 +1,5 @@
-import type { TaskStatus } from './TaskStatus.js';
-
-/**
- * What an event may say about the write it announces: the version and status now stored. A waiter uses it to skip
- * a read that could not satisfy it (a version it has seen, a status it does not wait for). It is a hint only: an
- * event without one means "read the task".
- */
-export interface TaskChange {
-  version: number;
-  status: TaskStatus;
-}
+import { decodeTaskEvent } from './taskEventPayload.js';
+import type { TaskChange } from './TaskChange.js';
 
 export type TaskEventListener = (change?: TaskChange) => void;
 
@@ -37,6 +28,12 @@ export class LocalEventBus implements TaskEventBus {
     const set = this.listeners.get(taskId);
     if (!set) return;
     for (const listener of [...set]) this.call(listener, change);
+  }
+
+  /** Delivers a message a cross-process bus received (see encodeTaskEvent) to the task's subscribers here. */
+  dispatch(payload: string): void {
+    const { taskId, change } = decodeTaskEvent(payload);
+    this.publish(taskId, change);
   }
 
   /** Wakes every waiter: after a cross-process bus reconnects, events may have been lost while it was down. */

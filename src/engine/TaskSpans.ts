@@ -1,4 +1,4 @@
-import type { TaskChange } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
 import { randomUUID } from 'node:crypto';
 
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Span } from '@opentelemetry/api';

@@ -1,6 +1,7 @@
 import type { StepJournalStore } from './StepJournalStore.js';
 import type { TaskBrowseStore } from './TaskBrowseStore.js';
-import type { TaskChange, TaskEventBus } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
+import type { TaskEventBus } from './TaskEventBus.js';
 import type { TaskRecord } from './TaskRecord.js';
 import type { TaskTimelineStore, TimelineEntry } from './TaskTimeline.js';
 

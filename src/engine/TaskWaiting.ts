@@ -1,7 +1,7 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger } from './EngineHooks.js';
 import type { TaskAccess } from './TaskAccess.js';
-import type { TaskChange } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
 import { StoreUnavailableError, TaskNotFoundError, TaskTerminalError } from './TaskError.js';
 import type { InputAnswer, TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';

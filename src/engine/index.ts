@@ -16,6 +16,7 @@ export { type CreateTaskInput } from './TaskCreation.js';
 export * from './TaskEngine.js';
 export * from './TaskEngineOptions.js';
 export * from './TaskError.js';
+export * from './TaskChange.js';
 export * from './TaskEventBus.js';
 export * from './taskEventPayload.js';
 export * from './TaskRecord.js';

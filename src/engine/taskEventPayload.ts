@@ -1,4 +1,4 @@
-import type { TaskChange } from './TaskEventBus.js';
+import type { TaskChange } from './TaskChange.js';
 import { isTaskStatus } from './TaskStatus.js';
 
 /**

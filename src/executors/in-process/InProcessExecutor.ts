@@ -31,8 +31,8 @@ export class ExecutorClosedError extends Error {
   }
 }
 
-/** A task waiting for a slot; `known` is the record as submitted, which its claim is tried on first. */
-type Waiting = Pick<TaskRecord, 'taskId' | 'owner' | 'request'> & { known: TaskRecord };
+/** A task waiting for a slot, as submitted: its claim is tried on this record first. */
+type Waiting = TaskRecord;
 
 /**
  * Runs tasks in this process with an AbortSignal each and a concurrency limit, through the engine's run path
@@ -84,9 +84,8 @@ export class InProcessExecutor implements Executor {
   async submit(task: TaskRecord): Promise<void> {
     if (this.closed) throw new ExecutorClosedError();
     const queue = this.waiting.get(task.owner);
-    const entry: Waiting = { taskId: task.taskId, owner: task.owner, request: task.request, known: task };
-    if (queue) queue.push(entry);
-    else this.waiting.set(task.owner, [entry]);
+    if (queue) queue.push(task);
+    else this.waiting.set(task.owner, [task]);
     this.waitingCount += 1;
     this.runner.start();
     this.pump();
@@ -142,6 +141,6 @@ export class InProcessExecutor implements Executor {
   }
 
   private async run(task: Waiting, controller: AbortController): Promise<void> {
-    await this.runner.claimAndRun(task.taskId, controller, task.known);
+    await this.runner.claimAndRun(task.taskId, controller, task);
   }
 }

@@ -1,7 +1,6 @@
 import pg from 'pg';
 
 import {
-  decodeTaskEvent,
   encodeTaskEvent,
   LocalEventBus,
   type EngineLogger,
@@ -78,7 +77,7 @@ export class PgEventBus implements TaskEventBus {
   private async open(): Promise<void> {
     const client = new pg.Client({ ...this.options.listenerConfig, keepAlive: true });
     client.on('notification', (message) => {
-      if (message.channel === this.options.channel && message.payload) this.dispatch(message.payload);
+      if (message.channel === this.options.channel && message.payload) this.local.dispatch(message.payload);
     });
     // Without an 'error' listener a dropped connection would crash the process.
     client.on('error', (error) => this.dropped(client, error));
@@ -125,11 +124,6 @@ export class PgEventBus implements TaskEventBus {
       );
     }, delay);
     this.retry.unref();
-  }
-
-  private dispatch(payload: string): void {
-    const { taskId, change } = decodeTaskEvent(payload);
-    this.local.publish(taskId, change);
   }
 
   private wakeAll(): void {

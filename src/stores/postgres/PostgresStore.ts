@@ -285,11 +285,7 @@ export class PostgresStore implements TaskStore {
     for (const item of sorted) replacement(item).forEach((value, c) => arrays[c]?.push(value));
     const params = REPLACEMENT_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
     const { rows } = await this.query<{ task_id: string }>(
-      `UPDATE ${this.names.tasks} AS t SET status = v.status, expires_at = v.expires_at, runner = v.runner,
-         lease_until = CASE WHEN t.runner IS NOT DISTINCT FROM v.runner AND v.lease_until IS NOT NULL
-                             AND t.lease_until > v.lease_until
-                            THEN t.lease_until ELSE v.lease_until END,
-         version = v.version, data = v.data
+      `UPDATE ${this.names.tasks} AS t SET ${SET_FROM_V}
        FROM unnest(${params}) AS v(task_id, expected, status, expires_at, runner, lease_until, version, data)
        WHERE t.task_id = v.task_id AND t.version = v.expected
        RETURNING t.task_id`,
@@ -324,11 +320,7 @@ export class PostgresStore implements TaskStore {
          SELECT * FROM unnest(${params})
            AS v(task_id, expected, status, expires_at, runner, lease_until, version, data, event, entries, keep)),
        upd AS (
-         UPDATE ${this.names.tasks} AS t SET status = v.status, expires_at = v.expires_at, runner = v.runner,
-           lease_until = CASE WHEN t.runner IS NOT DISTINCT FROM v.runner AND v.lease_until IS NOT NULL
-                               AND t.lease_until > v.lease_until
-                              THEN t.lease_until ELSE v.lease_until END,
-           version = v.version, data = v.data
+         UPDATE ${this.names.tasks} AS t SET ${SET_FROM_V}
          FROM v WHERE t.task_id = v.task_id AND t.version = v.expected
          RETURNING t.task_id, v.event, v.entries, v.keep),
        base AS (
@@ -459,6 +451,15 @@ interface Replacement {
 
 /** Types of `columns(record)`, for the arrays a batch sends. */
 const COLUMN_TYPES = ['text', 'text', 'text', 'bigint', 'bigint', 'text', 'text', 'bigint', 'bigint', 'json'];
+/**
+ * The compare-and-set's assignments of a batch from its rows `v` onto the table `t`: a lease renewed since the writer
+ * read the task is kept when the runner stays the same.
+ */
+const SET_FROM_V = `status = v.status, expires_at = v.expires_at, runner = v.runner,
+  lease_until = CASE WHEN t.runner IS NOT DISTINCT FROM v.runner AND v.lease_until IS NOT NULL
+                      AND t.lease_until > v.lease_until
+                     THEN t.lease_until ELSE v.lease_until END,
+  version = v.version, data = v.data`;
 const REPLACEMENT_TYPES = ['text', 'bigint', 'text', 'bigint', 'text', 'bigint', 'bigint', 'json'];
 /** The event payload, the timeline entries (a JSON array) and how many of the newest to keep after the first. */
 const ALONG_TYPES = ['text', 'json', 'bigint'];

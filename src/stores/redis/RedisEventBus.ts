@@ -1,7 +1,6 @@
 import type { Redis } from 'ioredis';
 
 import {
-  decodeTaskEvent,
   encodeTaskEvent,
   LocalEventBus,
   type EngineLogger,
@@ -39,7 +38,7 @@ export class RedisEventBus implements TaskEventBus {
     const subscriber = options.subscriber;
     this.subscriber = subscriber;
     subscriber.on('message', (channel: string, message: string) => {
-      if (channel === options.channel) this.dispatch(message);
+      if (channel === options.channel) this.local.dispatch(message);
     });
     // ioredis reports connection errors here and retries; unhandled, they would be logged as unhandled events.
     subscriber.on('error', (error: Error) => options.logger?.warn({ error: String(error) }, 'task event subscriber'));
@@ -84,11 +83,6 @@ export class RedisEventBus implements TaskEventBus {
     this.closed = true;
     await this.local.close();
     await closeConnection(this.subscriber);
-  }
-
-  private dispatch(payload: string): void {
-    const { taskId, change } = decodeTaskEvent(payload);
-    this.local.publish(taskId, change);
   }
 
   private wakeAll(): void {
