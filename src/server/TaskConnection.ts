@@ -29,6 +29,7 @@ import {
 } from '../rpc/index.js';
 import { PROTOCOL_VERSION_META } from '../protocol/index.js';
 import { clientKeyOf } from './clientKey.js';
+import { LazyAbort } from './LazyAbort.js';
 import { rateClassOf, type RateClass } from './RateLimiter.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from './ServerLike.js';
@@ -76,7 +77,7 @@ export class TaskConnection implements TransportLike {
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: ((message: JsonRpcMessage, extra?: MessageExtraLike) => void) | undefined;
 
-  private readonly handling = new Map<RequestId, AbortController>();
+  private readonly handling = new Map<RequestId, LazyAbort>();
   /**
    * Requests of the fast path the SDK server answers, with the stream their messages go to instead of the transport
    * (until the response; a cancelled request's entry goes with its cancellation, since it gets no response).
@@ -287,15 +288,14 @@ export class TaskConnection implements TransportLike {
     extra: MessageExtraLike | undefined,
     stream: RequestStream,
   ): void {
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     this.handling.set(request.id, controller);
-    const reply = (response: JsonRpcResponse) =>
-      this.closed || controller.signal.aborted ? undefined : stream(response);
+    const reply = (response: JsonRpcResponse) => (this.closed || controller.aborted ? undefined : stream(response));
     const kind = rateClassOf(request.method);
     const param = isObject(request.params) ? request.params['taskId'] : undefined;
     const taskId = typeof param === 'string' ? param : undefined;
     const run = async (): Promise<DialectAnswer> => {
-      const ctx = this.contextFor(stream, caller, controller.signal, (interval) => {
+      const ctx = this.contextFor(stream, caller, controller, (interval) => {
         if (kind === 'poll' && interval !== undefined && taskId !== undefined)
           this.host.advertisedPollInterval(caller, taskId, interval);
       });
@@ -315,7 +315,7 @@ export class TaskConnection implements TransportLike {
   private contextFor(
     stream: RequestStream,
     caller: Caller,
-    signal: AbortSignal,
+    abort: LazyAbort,
     advertisePollInterval: DialectContext['advertisePollInterval'],
   ): DialectContext {
     return {
@@ -323,7 +323,9 @@ export class TaskConnection implements TransportLike {
       caller,
       policyFor: (name) => this.host.policyFor(name),
       defaultPollIntervalMs: this.host.defaultPollIntervalMs,
-      signal,
+      get signal() {
+        return abort.signal;
+      },
       connectionId: this.id,
       clientCapabilities: this.session.clientCapabilities,
       inFlightInputs: this.inFlightInputs,

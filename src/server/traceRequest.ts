@@ -1,5 +1,6 @@
 import {
   context,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   SpanKind,
@@ -69,6 +70,8 @@ export async function traceRequest(
     },
     parentOf(request, extra),
   );
+  // Nothing records it and there is no caller's trace to carry on (no OpenTelemetry SDK): the answer runs as it is.
+  if (!span.isRecording() && !isSpanContextValid(span.spanContext())) return answer();
   try {
     const answered = await context.with(trace.setSpan(context.active(), span), answer);
     if ('error' in answered && answered.error) {

@@ -50,14 +50,20 @@ export class FastTaskStream {
   readonly streamId = randomUUID();
   private res: ServerResponse | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
-  private opened!: () => void;
-  private readonly ready = new Promise<void>((resolve) => (this.opened = resolve));
+  /** The events stored before the client's connection was open, in order: written with the headers. */
+  private early: string[] | undefined = [];
   private answered = false;
   /** The client's connection is to end as soon as it is open (closeClient came first). */
   private closeOnOpen = false;
   private readonly watched = new WeakSet<ServerResponse>();
 
-  constructor(private readonly options: FastTaskStreamOptions) {}
+  constructor(private readonly options: FastTaskStreamOptions) {
+    // Stored first, so its id comes before every message's: a resumption from it replays them all.
+    if (options.primed) {
+      const priming = options.events.store(this.streamId, {} as JSONRPCMessage);
+      this.early?.push(`id: ${priming}\nretry: ${options.retryMs}\ndata: \n\n`);
+    }
+  }
 
   get attached(): boolean {
     return this.res !== undefined;
@@ -69,35 +75,37 @@ export class FastTaskStream {
   }
 
   /**
-   * Writes the headers and the priming event, in one write, once what the request set off in this turn of the event
-   * loop has gone out (a forwarded call's upstream request, say), so the client is not woken in between; messages sent
-   * before wait for it. What follows within one more turn (the answer of a quick request, its end) joins that write.
+   * Writes the headers and what the stream holds so far, once what the request set off in this turn of the event
+   * loop has gone out (a forwarded call's upstream request, say), so the client is not woken in between. A request
+   * answered by then (a `tasks/get`) goes out whole in one write; otherwise the stream stays open, its writes of one
+   * more turn joined to that first one.
    */
   async open(res: ServerResponse): Promise<void> {
-    try {
-      const priming = this.options.primed
-        ? await this.options.events.storeEvent(this.streamId, {} as JSONRPCMessage)
-        : undefined;
-      await new Promise((resolve) => setImmediate(resolve));
-      res.writeHead(200, sseHeaders(this.options.sessionId));
-      coalesce(res);
-      this.attach(res);
-      // Without a priming event the headers go alone, when `coalesce` lets the writes out.
-      if (priming !== undefined) this.write(`id: ${priming}\nretry: ${this.options.retryMs}\ndata: \n\n`);
-      if (this.closeOnOpen) this.end();
-    } finally {
-      // Whatever happened to the client, the request's messages are still stored for a resumption.
-      this.opened();
+    await new Promise((resolve) => setImmediate(resolve));
+    const early = (this.early ?? []).join('');
+    this.early = undefined;
+    res.writeHead(200, sseHeaders(this.options.sessionId));
+    if (this.answered || this.closeOnOpen) {
+      // Nothing more can come on it (an answer stored after closeClient waits for a resumption).
+      res.end(early);
+      if (res.writableNeedDrain) this.watchReader(res);
+      return;
     }
+    coalesce(res);
+    this.attach(res);
+    // Without a priming event the headers go alone, when `coalesce` lets the writes out.
+    if (early !== '') this.write(early);
   }
 
-  /** Stores a message of the request and writes it if a client is attached; the response ends the stream. */
+  /** Stores a message of the request and writes it (or keeps it for `open`); the response ends the stream. */
   readonly send = async (message: JsonRpcMessage): Promise<void> => {
-    await this.ready;
     if (this.answered) return;
     const json = JSON.stringify(message);
-    const id = await this.options.events.storeEvent(this.streamId, message as JSONRPCMessage, json);
-    this.write(sseEvent(id, json));
+    const text = sseEvent(this.options.events.store(this.streamId, message as JSONRPCMessage, json), json);
+    // After closeClient, a message is only stored: the client resumes the stream to get it.
+    if (this.early) {
+      if (!this.closeOnOpen) this.early.push(text);
+    } else this.write(text);
     if (!isJsonRpcResponse(message)) return;
     this.answered = true;
     this.options.onAnswered();
@@ -123,7 +131,7 @@ export class FastTaskStream {
    */
   closeClient(): void {
     if (this.res) this.end();
-    else this.closeOnOpen = true;
+    else if (this.early) this.closeOnOpen = true;
   }
 
   /** Ends the stream (the session closed): a later answer is not stored. */

@@ -62,6 +62,11 @@ export class MemoryEventStore implements EventStore {
 
   /** Stores `message`; `serialized`, its JSON when the caller has it already, saves serialising it again to count it. */
   async storeEvent(streamId: string, message: JSONRPCMessage, serialized?: string): Promise<string> {
+    return this.store(streamId, message, serialized);
+  }
+
+  /** `storeEvent` at once: the event id, for a writer that must not wait a turn to know it. */
+  store(streamId: string, message: JSONRPCMessage, serialized?: string): string {
     this.pruneAnswered();
     const seq = ++this.sequence;
     const bytes = (serialized ?? JSON.stringify(message)).length + EVENT_OVERHEAD_BYTES;

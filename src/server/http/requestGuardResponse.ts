@@ -30,12 +30,27 @@ export function requestGuardResponse(request: Request, options: RequestGuardOpti
   );
 }
 
+/** Verdicts per header pair, per options object: a client sends the same Host and Origin with every request. */
+const verdicts = new WeakMap<RequestGuardOptions, Map<string, boolean>>();
+/** Header pairs remembered per options object; past it the memory starts again (many hosts cost a parse each). */
+const MAX_VERDICTS = 64;
+
 /** Whether a request with these headers passes the checks `requestGuardResponse` makes (no Request needed). */
 export function passesRequestGuard(
   host: string | undefined,
   origin: string | undefined,
   options: RequestGuardOptions,
 ): boolean {
+  let known = verdicts.get(options);
+  if (!known) verdicts.set(options, (known = new Map()));
+  // Neither header holds a newline (node:http refuses one), so the pair is unambiguous; a missing header is `-`.
+  const key = `${host === undefined ? '-' : `+${host}`}\n${origin === undefined ? '-' : `+${origin}`}`;
+  const remembered = known.get(key);
+  if (remembered !== undefined) return remembered;
   const hosts = options.allowedHostnames ?? LOCALHOST;
-  return validateHostHeader(host, hosts).ok && validateOriginHeader(origin, options.allowedOrigins ?? hosts).ok;
+  const verdict =
+    validateHostHeader(host, hosts).ok && validateOriginHeader(origin, options.allowedOrigins ?? hosts).ok;
+  if (known.size >= MAX_VERDICTS) known.clear();
+  known.set(key, verdict);
+  return verdict;
 }

@@ -6,6 +6,7 @@ import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprot
 import { TaskConsole, type ConsoleOptions } from '../../console/index.js';
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
+import { LazyAbort } from '../LazyAbort.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { queueStatsOf } from './queueStatsOf.js';
 import { requestGuardResponse } from './requestGuardResponse.js';
@@ -133,19 +134,8 @@ export async function serveHttp(
 
   async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // Aborted when the exchange ends; only made for what needs it (a web Request), which most fast requests never do.
-    let abort: AbortController | undefined;
-    let closed = false;
-    res.once('close', () => {
-      closed = true;
-      abort?.abort(CONNECTION_CLOSED);
-    });
-    const signal = (): AbortSignal => {
-      if (!abort) {
-        abort = new AbortController();
-        if (closed) abort.abort(CONNECTION_CLOSED);
-      }
-      return abort.signal;
-    };
+    const abort = new LazyAbort();
+    res.once('close', () => abort.abort(CONNECTION_CLOSED));
     const onSlowReader = () =>
       tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut');
     const slowReaderMs = options.slowReaderMs ?? DEFAULT_SLOW_READER_MS;
@@ -157,7 +147,7 @@ export async function serveHttp(
       // Task traffic of sessions skips the web Request/Response round trip (docs/architecture.md, "fast path").
       const io = {
         get signal() {
-          return signal();
+          return abort.signal;
         },
         write,
         maxPendingBytes,
@@ -165,7 +155,7 @@ export async function serveHttp(
         onSlowReader,
       };
       if (await fast?.serve(req, res, body, io)) return;
-      response = await route(webRequestOf(req, body, signal()), req.socket.remoteAddress);
+      response = await route(webRequestOf(req, body, abort.signal), req.socket.remoteAddress);
     } catch (error) {
       if (error instanceof RequestBodyTooLargeError)
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
