@@ -9,7 +9,6 @@ export * from './RecoveryPolicy.js';
 export * from './RunSlots.js';
 export * from './stableJson.js';
 export * from './deepFreeze.js';
-export * from './frozenJsonCopy.js';
 export * from './StepJournal.js';
 export * from './StepJournalStore.js';
 export * from './TaskBrowseStore.js';

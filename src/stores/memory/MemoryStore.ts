@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import {
   LocalEventBus,
-  frozenJsonCopy,
+  deepFreeze,
   isTerminal,
   type InsertResult,
   type ListPosition,
@@ -196,7 +196,7 @@ export class MemoryStore implements TaskStore {
     const previous = this.tasks.get(record.taskId);
     const active = !isTerminal(record.status);
     this.tasks.set(record.taskId, {
-      record: frozenJsonCopy(record),
+      record: deepFreeze(structuredClone(record)),
       owner: record.owner,
       active,
       expiresAt: record.expiresAt,
