@@ -16,7 +16,7 @@ import type { TaskAccess } from './TaskAccess.js';
 import { TaskConflictError } from './TaskError.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from './TaskRecord.js';
 import type { TaskSpans } from './TaskSpans.js';
-import type { InsertResult, OwnerLimits } from './TaskStore.js';
+import type { InsertAlong, InsertResult, OwnerLimits } from './TaskStore.js';
 import { isExpired } from './transitions.js';
 
 export interface CreateTaskInput {
@@ -105,7 +105,10 @@ export class TaskCreation {
     // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
     // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped.
     if (run && !leases) await this.access.guard(async () => executor?.submit(record));
-    const result = await this.insertCapped(record);
+    // A store that can appends the creation's timeline entries with the insert itself.
+    const { store, timelines } = this.access;
+    const timeline = store.insertsAlong ? timelines.entriesFor(undefined, record) : undefined;
+    const result = await this.insertCapped(record, timeline && { timeline });
     if (!result.inserted) {
       if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
         const existing = await this.matchIdempotent(input, now);
@@ -114,7 +117,7 @@ export class TaskCreation {
       // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
       return this.createNow(input);
     }
-    await this.access.timelines.record(undefined, record);
+    if (!store.insertsAlong) await timelines.record(undefined, record);
     this.spans.hold(record, span);
     this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
     this.access.emit({ type: 'created', task: record });
@@ -152,16 +155,19 @@ export class TaskCreation {
   }
 
   /** Inserts under the per-owner caps (spec R70); a stored-task refusal first sweeps expired tasks once. */
-  private async insertCapped(record: TaskRecord): Promise<Exclude<InsertResult, { reason: 'limit' }>> {
+  private async insertCapped(
+    record: TaskRecord,
+    along: InsertAlong | undefined,
+  ): Promise<Exclude<InsertResult, { reason: 'limit' }>> {
     const { store } = this.access;
     const limits: OwnerLimits = {
       maxActive: this.limits.maxActivePerOwner,
       maxStored: this.limits.maxStoredPerOwner,
     };
-    let result = await this.access.guard(() => store.insert(record, limits));
+    let result = await this.access.guard(() => store.insert(record, limits, along));
     // Expired tasks count until they are swept: sweep now rather than refuse for tasks nobody can see any more.
     if (!result.inserted && result.reason === 'limit' && result.limit === 'stored' && (await this.sweep()) > 0) {
-      result = await this.access.guard(() => store.insert(record, limits));
+      result = await this.access.guard(() => store.insert(record, limits, along));
     }
     if (!result.inserted && result.reason === 'limit') throw limitError(this.limits, result.limit);
     return result;

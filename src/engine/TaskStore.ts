@@ -35,10 +35,22 @@ export interface OwnerLimits {
  * Persistence for task records. Implementations must make `insert` and `replace` durable before resolving,
  * and `replace` an atomic compare-and-set on `version`. Every store passes the shared contract suite.
  */
+/** Entries for a task's timeline, which keeps its first and newest `maxEntries` entries. */
+export interface TimelineAppend {
+  entries: TimelineEntry[];
+  maxEntries: number;
+}
+
+/** What a store with `insertsAlong` does with a successful `insert`, in the same step. */
+export interface InsertAlong {
+  /** Appended to the new task's timeline. */
+  timeline?: TimelineAppend;
+}
+
 /** What a store with `replacesAlong` does with a successful `replace`, in the same step. */
 export interface ReplaceAlong {
-  /** Appended to the task's timeline, which keeps its first and newest `maxEntries` entries. */
-  timeline?: { entries: TimelineEntry[]; maxEntries: number };
+  /** Appended to the task's timeline. */
+  timeline?: TimelineAppend;
   /** Published on the store's event bus once the write is stored. */
   change: TaskChange;
 }
@@ -49,8 +61,13 @@ export interface TaskStore {
   readonly events: TaskEventBus;
   init(): Promise<void>;
   close(): Promise<void>;
-  /** Stores a new (non-terminal) task unless its id or idempotency key is taken or an owner cap is reached. */
-  insert(record: TaskRecord, limits?: OwnerLimits): Promise<InsertResult>;
+  /**
+   * Stores a new (non-terminal) task unless its id or idempotency key is taken or an owner cap is reached. A store
+   * with `insertsAlong` also does what `along` says, in the same step, when it stores the task.
+   */
+  insert(record: TaskRecord, limits?: OwnerLimits, along?: InsertAlong): Promise<InsertResult>;
+  /** The store appends a new task's first timeline entries itself, with the insert (`insert`'s `along`). */
+  readonly insertsAlong?: boolean;
   get(taskId: string): Promise<TaskRecord | undefined>;
   getByIdempotencyKey(owner: string, key: string): Promise<TaskRecord | undefined>;
   /**

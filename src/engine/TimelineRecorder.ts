@@ -1,5 +1,5 @@
 import type { TaskRecord } from './TaskRecord.js';
-import type { TaskStore } from './TaskStore.js';
+import type { TaskStore, TimelineAppend } from './TaskStore.js';
 import { timelineEntries, type TimelineEntry } from './TaskTimeline.js';
 
 /**
@@ -19,10 +19,7 @@ export class TimelineRecorder {
   }
 
   /** What the write from `previous` to `next` adds to the task's timeline; undefined when nothing (or none kept). */
-  entriesFor(
-    previous: TaskRecord | undefined,
-    next: TaskRecord,
-  ): { entries: TimelineEntry[]; maxEntries: number } | undefined {
+  entriesFor(previous: TaskRecord | undefined, next: TaskRecord): TimelineAppend | undefined {
     if (!this.store.timeline || this.maxEntries <= 0) return undefined;
     const entries = timelineEntries(previous, next);
     return entries.length === 0 ? undefined : { entries, maxEntries: this.maxEntries };

@@ -369,7 +369,8 @@ export function storeContract(name: string, harness: StoreHarness): void {
     it('with `along`, appends a write’s timeline entries and publishes its change; a lost race does neither', async () => {
       if (!store.replacesAlong) return;
       await store.timeline?.init();
-      const listener = harness.sibling ? await harness.sibling(store) : store;
+      // The sibling where the bus carries changes across processes; a bus that only wakes them is heard in-process.
+      const listener = harness.sibling && harness.carriesEvents ? await harness.sibling(store) : store;
       if (listener !== store) opened.push(listener);
       const records = Array.from({ length: 5 }, () => makeRecord());
       for (const record of records) await store.insert(record);
@@ -420,6 +421,38 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(seen.get(first.taskId)).toEqual([change, { version: 3, status: 'completed' }]);
       expect(await store.timeline?.read(first.taskId)).toEqual([entry(0), entry(204), entry(205)]);
       expect((await store.get(first.taskId))?.version).toBe(3);
+    });
+
+    it('with `along`, an insert appends the new task’s timeline entries; a refused insert does not', async () => {
+      if (!store.insertsAlong) return;
+      await store.timeline?.init();
+      const entry = (at: number) => ({ at, kind: 'status' as const, status: 'working' as const });
+      const owner = `along-${Date.now()}`;
+      const records = Array.from({ length: 4 }, () => makeRecord({ owner }));
+      // Concurrent inserts (one batch where the store makes them one), each with its own entries.
+      const results = await Promise.all(
+        records.map((record, i) =>
+          store.insert(record, {}, { timeline: { entries: [entry(i), entry(i + 10)], maxEntries: 10 } }),
+        ),
+      );
+      expect(results).toEqual(records.map(() => ({ inserted: true })));
+      for (const [i, { taskId }] of records.entries())
+        expect(await store.timeline?.read(taskId)).toEqual([entry(i), entry(i + 10)]);
+      // Refused by a cap, and a duplicate id: neither stores an entry.
+      const capped = makeRecord({ owner });
+      const refused = await store.insert(
+        capped,
+        { maxActive: 4 },
+        { timeline: { entries: [entry(99)], maxEntries: 10 } },
+      );
+      expect(refused).toMatchObject({ inserted: false, reason: 'limit' });
+      expect(await store.timeline?.read(capped.taskId)).toEqual([]);
+      const duplicate = { ...makeRecord({ owner: 'other' }), taskId: (records[0] as TaskRecord).taskId };
+      expect(await store.insert(duplicate, {}, { timeline: { entries: [entry(98)], maxEntries: 10 } })).toMatchObject({
+        inserted: false,
+        reason: 'duplicate_id',
+      });
+      expect(await store.timeline?.read(duplicate.taskId)).toEqual([entry(0), entry(10)]);
     });
 
     it('carries a change to a sibling instance, and a task id of any text as it was', async () => {

@@ -5,9 +5,11 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 
 import {
+  type InsertAlong,
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
+  type ReplaceAlong,
   StoreUnavailableError,
   type TaskRecord,
   type TaskStore,
@@ -99,6 +101,8 @@ const ACTIVE = `status IN ('working', 'input_required')`;
  */
 export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
+  readonly insertsAlong = true;
+  readonly replacesAlong = true;
   readonly events: SqliteEventBus;
   /** Flushes the WAL file off the event loop (durability `full` on a file). */
   private readonly walSync: WalSync | undefined;
@@ -194,6 +198,10 @@ export class SqliteStore implements TaskStore {
     // Reads through a memory map skip a system call and a copy per page: a random get in a large file costs about
     // half as much as through the page cache, once the page was mapped.
     db.pragma(`mmap_size = ${(this.options.mmapMiB ?? 2048) * 1024 * 1024}`);
+    // The savepoint journal of a group commit (the pages its writes changed, to roll one write back alone) stays in
+    // memory: past 64 KiB SQLite would spill it to a temporary file, created, written and deleted per transaction.
+    // It lives only as long as its transaction, so it has no bearing on durability.
+    db.pragma('temp_store = MEMORY');
     migrate(db);
     // Durable commits are flushed by the WalSync, off the event loop; the migration above was flushed by SQLite.
     if (this.walSync) db.pragma('synchronous = NORMAL');
@@ -212,9 +220,10 @@ export class SqliteStore implements TaskStore {
     this.statements = undefined;
   }
 
-  async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
+  async insert(record: TaskRecord, limits: OwnerLimits = {}, along?: InsertAlong): Promise<InsertResult> {
     const s = this.stmts();
     this.holdRunner(record);
+    const timeline = along?.timeline;
     try {
       // The shared transaction takes the file's write lock (IMMEDIATE) before counting, so processes sharing the file
       // count one at a time.
@@ -223,6 +232,7 @@ export class SqliteStore implements TaskStore {
         if (refused) return refused;
         this.cache.forget(record.taskId);
         s.insert.run(insertColumns(record));
+        if (timeline) this.timeline.appendNow(record.taskId, timeline.entries, timeline.maxEntries);
         return { inserted: true };
       });
     } catch (error) {
@@ -269,15 +279,21 @@ export class SqliteStore implements TaskStore {
     return this.readKey(owner, key);
   }
 
-  async replace(next: TaskRecord, expectedVersion: number): Promise<boolean> {
+  async replace(next: TaskRecord, expectedVersion: number, along?: ReplaceAlong): Promise<boolean> {
     // spec R16 R51: the compare-and-set that keeps racing terminal transitions consistent.
     const s = this.stmts();
     this.holdRunner(next);
-    return this.commits.run(() => {
+    const timeline = along?.timeline;
+    const written = await this.commits.run(() => {
       // The stored lease may differ from `next`'s (see the statement): the next read takes it from the file.
       this.cache.forget(next.taskId);
-      return s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1;
+      const changed = s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1;
+      // The timeline entries go in the write's own transaction: one savepoint and one commit for both.
+      if (changed && timeline) this.timeline.appendNow(next.taskId, timeline.entries, timeline.maxEntries);
+      return changed;
     });
+    if (written && along) this.events.publish(next.taskId, along.change);
+    return written;
   }
 
   async delete(taskId: string): Promise<boolean> {

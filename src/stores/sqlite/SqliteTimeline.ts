@@ -33,6 +33,11 @@ export class SqliteTimeline implements TaskTimelineStore {
     this.opened = db;
   }
 
+  /** Appends inside the caller's transaction (the store's replace with `along`): throws if init() has not run. */
+  appendNow(taskId: string, entries: TimelineEntry[], maxEntries: number): void {
+    this.stmts().append(taskId, entries, maxEntries);
+  }
+
   async append(taskId: string, entries: TimelineEntry[], maxEntries: number): Promise<void> {
     const s = this.stmts();
     // A history entry: visible at once, flushed to disk with the next durable write (never before the transition it
