@@ -95,11 +95,25 @@ export class TaskConnection implements TransportLike {
     negotiatedVersion?: string | undefined;
   } = {};
   private closed = false;
+  /**
+   * Notifications that go with no request travel on a stream the requestor opens (Streamable HTTP's GET stream):
+   * `false` until it has opened one, and such notifications are dropped meanwhile, since no requestor could ever get
+   * them (resuming that stream takes an event id of it). Undefined: the transport always carries them (stdio).
+   */
+  private standaloneHeard: boolean | undefined;
 
   constructor(
     readonly inner: TransportLike,
     private readonly host: ConnectionHost,
-  ) {}
+    options: { standaloneStream?: boolean } = {},
+  ) {
+    if (options.standaloneStream) this.standaloneHeard = false;
+  }
+
+  /** The requestor opened (or resumed) the stream that carries notifications without a request. */
+  standaloneOpened(): void {
+    if (this.standaloneHeard === false) this.standaloneHeard = true;
+  }
 
   /** Requests whose answer is still to be decorated (`initialize`, `tools/list`, `server/discover`). */
   get pendingDecorations(): number {
@@ -164,6 +178,7 @@ export class TaskConnection implements TransportLike {
 
   /** Sends a notification to this requestor unless the connection is gone. */
   async notify(message: JsonRpcNotification, relatedRequestId?: RequestId): Promise<void> {
+    if (relatedRequestId === undefined && this.standaloneHeard === false) return;
     const options = relatedRequestId === undefined ? undefined : { relatedRequestId };
     await this.notifyOn((m) => this.inner.send(m, options), message);
   }

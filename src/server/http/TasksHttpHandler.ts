@@ -118,6 +118,7 @@ export function createTasksHttpHandler(
       const session = sessions.get(sessionId);
       if (!session) return jsonRpcErrorResponse(404, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
       session.seen = Date.now();
+      if (request.method === 'GET') session.connection.standaloneOpened();
       return sessions.track(session, await session.transport.handleRequest(request, handleOptions));
     }
     if (!isInitialize(body)) return serveStateless(request, authInfo, handleOptions);
@@ -150,7 +151,7 @@ export function createTasksHttpHandler(
         events.clear();
       };
       // The session's requests of the fast path are answered through this connection, as those of the transport.
-      const connection = new TaskConnection(transport as TransportLike, tasks);
+      const connection = new TaskConnection(transport as TransportLike, tasks, { standaloneStream: true });
       const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
       await server.connect(connection);
       const response = await transport.handleRequest(request, handleOptions);
