@@ -35,6 +35,12 @@ export function sseHeaders(sessionId: string): Record<string, string> {
   };
 }
 
+/**
+ * How long a stream's headers wait for its answer: well under any client's patience for response headers, and long
+ * enough for a durable write or a quick task under load.
+ */
+const HOLD_MS = 100;
+
 /** One SSE event as the SDK's transport writes it, for a message serialised as `json`. */
 function sseEvent(eventId: string, json: string): string {
   return `event: message\nid: ${eventId}\ndata: ${json}\n\n`;
@@ -55,6 +61,8 @@ export class FastTaskStream {
   private answered = false;
   /** The client's connection is to end as soon as it is open (closeClient came first). */
   private closeOnOpen = false;
+  /** The client's response, its headers not sent yet while the answer may still come in time to go with them. */
+  private held: { res: ServerResponse; timer: NodeJS.Timeout } | undefined;
   private readonly watched = new WeakSet<ServerResponse>();
 
   constructor(private readonly options: FastTaskStreamOptions) {
@@ -66,7 +74,7 @@ export class FastTaskStream {
   }
 
   get attached(): boolean {
-    return this.res !== undefined;
+    return this.res !== undefined || this.held !== undefined;
   }
 
   /** Whether the stream is resumable (its priming event was written). */
@@ -77,24 +85,24 @@ export class FastTaskStream {
   /**
    * Writes the headers and what the stream holds so far, once what the request set off in this turn of the event
    * loop has gone out (a forwarded call's upstream request, say), so the client is not woken in between. A request
-   * answered by then (a `tasks/get`) goes out whole in one write; otherwise the stream stays open, its writes of one
-   * more turn joined to that first one.
+   * answered by then (a `tasks/get`) goes out whole in one write. Otherwise the headers wait up to `HOLD_MS` for the
+   * answer (a creation waiting for its durable write, the result of a short task), which then goes with them, again
+   * in one write; the first message that is not the answer, the deadline or closeClient sends them at once.
    */
   async open(res: ServerResponse): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
-    const early = (this.early ?? []).join('');
-    this.early = undefined;
-    res.writeHead(200, sseHeaders(this.options.sessionId));
-    if (this.answered || this.closeOnOpen) {
-      // Nothing more can come on it (an answer stored after closeClient waits for a resumption).
-      res.end(early);
-      if (res.writableNeedDrain) this.watchReader(res);
-      return;
-    }
-    coalesce(res);
-    this.attach(res);
-    // Without a priming event the headers go alone, when `coalesce` lets the writes out.
-    if (early !== '') this.write(early);
+    if (this.answered || this.closeOnOpen) return this.finish(res);
+    // Anything but the priming event is a message the client is to see now (a progress report, a question).
+    if ((this.early?.length ?? 0) > (this.options.primed ? 1 : 0)) return this.stream(res);
+    const timer = setTimeout(() => this.release(), HOLD_MS);
+    this.held = { res, timer };
+    res.once('close', () => {
+      if (this.held?.res !== res) return;
+      // The client went away before anything was written: what comes is stored only, for a resumption.
+      clearTimeout(timer);
+      this.held = undefined;
+      this.early = undefined;
+    });
   }
 
   /** Stores a message of the request and writes it (or keeps it for `open`); the response ends the stream. */
@@ -106,10 +114,12 @@ export class FastTaskStream {
     if (this.early) {
       if (!this.closeOnOpen) this.early.push(text);
     } else this.write(text);
-    if (!isJsonRpcResponse(message)) return;
+    if (!isJsonRpcResponse(message)) return this.release();
     this.answered = true;
     this.options.onAnswered();
-    this.end();
+    const held = this.unhold();
+    if (held) this.finish(held);
+    else this.end();
   };
 
   /**
@@ -130,14 +140,54 @@ export class FastTaskStream {
    * Last-Event-ID (the transport's `closeSSEStream`, for servers that make clients poll).
    */
   closeClient(): void {
-    if (this.res) this.end();
-    else if (this.early) this.closeOnOpen = true;
+    if (this.res) return this.end();
+    if (!this.early) return;
+    this.closeOnOpen = true;
+    const held = this.unhold();
+    if (held) this.finish(held);
   }
 
   /** Ends the stream (the session closed): a later answer is not stored. */
   close(): void {
     this.answered = true;
-    this.end();
+    const held = this.unhold();
+    if (held) this.finish(held);
+    else this.end();
+  }
+
+  /** The held response, no longer held (undefined when none is). */
+  private unhold(): ServerResponse | undefined {
+    const held = this.held;
+    if (!held) return undefined;
+    clearTimeout(held.timer);
+    this.held = undefined;
+    return held.res;
+  }
+
+  /** Sends the headers of a held response with what the stream holds so far, and keeps the stream open. */
+  private release(): void {
+    const held = this.unhold();
+    if (held && !held.destroyed) this.stream(held);
+  }
+
+  /** The whole exchange in one write: headers, what the stream holds, the end. */
+  private finish(res: ServerResponse): void {
+    const early = (this.early ?? []).join('');
+    this.early = undefined;
+    res.writeHead(200, sseHeaders(this.options.sessionId));
+    res.end(early);
+    if (res.writableNeedDrain) this.watchReader(res);
+  }
+
+  /** The headers and what the stream holds so far, the writes of one more turn joined to them; the stream stays open. */
+  private stream(res: ServerResponse): void {
+    const early = (this.early ?? []).join('');
+    this.early = undefined;
+    res.writeHead(200, sseHeaders(this.options.sessionId));
+    coalesce(res);
+    this.attach(res);
+    // Without a priming event the headers go alone, when `coalesce` lets the writes out.
+    if (early !== '') this.write(early);
   }
 
   private attach(res: ServerResponse): void {

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -524,5 +526,48 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
         result: expect.objectContaining({ content: [{ type: 'text', text: 'slept 600' }] }),
       }),
     ]);
+  });
+  /** The response's body chunks as they arrive, with the time each came (ms after the request was sent). */
+  function chunksOf(body: string): Promise<{ headersAt: number; chunks: Array<{ at: number; text: string }> }> {
+    const started = performance.now();
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(fast.url, { method: 'POST', headers: fastSessionHeaders() }, (response) => {
+        const headersAt = performance.now() - started;
+        const chunks: Array<{ at: number; text: string }> = [];
+        response.setEncoding('utf8');
+        response.on('data', (text: string) => chunks.push({ at: performance.now() - started, text }));
+        response.on('end', () => resolve({ headersAt, chunks }));
+      });
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  it('sends an answer that comes soon with the headers, in one write', async () => {
+    const { headersAt, chunks } = await chunksOf(sleepCall(31, 30));
+    expect(chunks).toHaveLength(1);
+    const [only] = chunks as [{ at: number; text: string }];
+    expect(only.text).toMatch(/^id: \S+\nretry: \d+\ndata: \n\n/);
+    expect(only.text).toContain('slept 30');
+    expect(headersAt).toBeGreaterThanOrEqual(25);
+  });
+
+  it('opens the stream of a longer request before its answer; progress before a soon answer keeps its order', async () => {
+    const long = await chunksOf(sleepCall(32, 700));
+    expect(long.headersAt).toBeLessThan(500);
+    expect(long.chunks[0]?.text).toMatch(/^id: \S+\nretry: \d+\ndata: \n\n$/);
+    expect(long.chunks.at(-1)?.text).toContain('slept 700');
+    expect(long.chunks.at(-1)?.at).toBeGreaterThanOrEqual(650);
+
+    const progress = await chunksOf(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 33,
+        method: 'tools/call',
+        params: { name: 'steps', arguments: { n: 2 }, _meta: { progressToken: 'p' } },
+      }),
+    );
+    const text = progress.chunks.map((chunk) => chunk.text).join('');
+    expect(text.indexOf('step 1')).toBeLessThan(text.indexOf('2 steps'));
   });
 });
