@@ -409,7 +409,11 @@ export class TaskConnection implements TransportLike {
       taskId,
       push,
       (method, params) => void this.notify({ jsonrpc: '2.0', method, params }),
-      { lastKey: push.key(record), onEnd: () => this.following.delete(taskId) },
+      {
+        lastKey: push.key(record),
+        onEnd: () => this.following.delete(taskId),
+        listening: () => this.standaloneHeard !== false,
+      },
     );
     this.following.set(taskId, stop);
   }

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import type { TaskEngine, TaskRecord } from '../../src/engine/index.js';
 import { pushTaskChanges, type TaskPushView } from '../../src/dialects/index.js';
@@ -64,6 +64,84 @@ describe('pushTaskChanges, the one status push', () => {
     await engine.complete(task.taskId, { kind: 'result', result: { content: [] } });
     await ended;
     expect(statuses).toEqual(['working:halfway', expect.stringMatching(/^completed:/)]);
+  });
+
+  it('a status-keyed view reads no change of the same status; a subscriber not listening costs no read', async () => {
+    const store = new MemoryStore();
+    engine = await startEngine(store, { recheckIntervalMs: 3_600_000 });
+    const reads = vi.spyOn(store, 'get');
+    const statusView = { ...view((record) => record.status), keyIsStatus: true };
+    const heard = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    const sent: string[] = [];
+    const heardEnded = new Promise<void>((resolve) => {
+      pushTaskChanges(engine as TaskEngine, heard.taskId, statusView, (_m, p) => void sent.push(String(p['status'])), {
+        lastKey: 'working',
+        onEnd: resolve,
+      });
+    });
+    // What the same changes read without a push.
+    const control = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    let before = reads.mock.calls.length;
+    for (let i = 0; i < 3; i++) await engine.setStatusMessage(control.taskId, `step ${i}`);
+    await engine.cancel('alice', control.taskId);
+    const changes = reads.mock.calls.length - before;
+    before = reads.mock.calls.length;
+    for (let i = 0; i < 3; i++) await engine.setStatusMessage(heard.taskId, `step ${i}`);
+    await engine.cancel('alice', heard.taskId);
+    await heardEnded;
+    // The push read once, for the cancellation.
+    expect(reads.mock.calls.length - before).toBe(changes + 1);
+    expect(sent).toEqual(['cancelled']);
+
+    // Not listening: nothing read and nothing sent, and still ended by the terminal change.
+    let listening = false;
+    const deaf = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    const deafEnded = new Promise<void>((resolve) => {
+      pushTaskChanges(
+        engine as TaskEngine,
+        deaf.taskId,
+        view((r) => r.statusMessage ?? ''),
+        () => sent.push('deaf'),
+        {
+          onEnd: resolve,
+          listening: () => listening,
+        },
+      );
+    });
+    before = reads.mock.calls.length;
+    await engine.setStatusMessage(deaf.taskId, 'unheard');
+    await engine.cancel('alice', deaf.taskId);
+    await deafEnded;
+    // One status message and a cancellation, as on the control task, and nothing for the push.
+    const deafReads = reads.mock.calls.length - before;
+    const control2 = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    before = reads.mock.calls.length;
+    await engine.setStatusMessage(control2.taskId, 'unheard');
+    await engine.cancel('alice', control2.taskId);
+    expect(deafReads).toBe(reads.mock.calls.length - before);
+    expect(sent).toEqual(['cancelled']);
+
+    // Listening from a change on: that change is pushed.
+    const late = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
+    const lateEnded = new Promise<void>((resolve) => {
+      pushTaskChanges(
+        engine as TaskEngine,
+        late.taskId,
+        view((r) => r.statusMessage ?? ''),
+        (_m, p) => void sent.push(String(p['statusMessage'])),
+        {
+          onEnd: resolve,
+          listening: () => listening,
+        },
+      );
+    });
+    await engine.setStatusMessage(late.taskId, 'missed');
+    listening = true;
+    await engine.setStatusMessage(late.taskId, 'heard');
+    await until(() => sent.includes('heard'));
+    await engine.cancel('alice', late.taskId);
+    await lateEnded;
+    expect(sent.slice(1)).toEqual(['heard', expect.any(String)]);
   });
 
   it('ends when the task is gone, and stop() ends it early without onEnd', async () => {

@@ -40,6 +40,7 @@ const OPERATIONS: Record<CoreTaskMethod, TaskOperation> = {
 export const CORE_STATUS_PUSH: TaskPushView = {
   method: CoreMethod.status,
   key: (record) => record.status,
+  keyIsStatus: true,
   params: (record) => ({ ...toCoreTask(record) }),
 };
 
@@ -183,7 +184,13 @@ export class CoreDialect implements ServerDialect {
       while (!isTerminal(record.status)) {
         // spec R24 R37 R38: each request carries the task it belongs to.
         await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
-        const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal);
+        // A task back at `working` has neither a result nor a question to deliver: only another status is read.
+        const next = await ctx.engine.waitForChange(
+          taskId,
+          record.version,
+          ctx.signal,
+          (status) => status !== 'working',
+        );
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
     } finally {

@@ -1,4 +1,4 @@
-import { isTerminal, type TaskEngine, type TaskRecord } from '../../engine/index.js';
+import { isTerminal, type TaskChange, type TaskEngine, type TaskRecord } from '../../engine/index.js';
 
 /** What a generation pushes about a task, and what counts as a change worth pushing. */
 export interface TaskPushView {
@@ -7,6 +7,8 @@ export interface TaskPushView {
   /** A push happens when this changes (the status alone, or the whole view). */
   key(record: TaskRecord): string;
   params(record: TaskRecord): Record<string, unknown>;
+  /** `key` is the record's status: a change that says its status tells, without a read, whether the key moved. */
+  readonly keyIsStatus?: boolean;
 }
 
 /**
@@ -19,7 +21,15 @@ export function pushTaskChanges(
   taskId: string,
   view: TaskPushView,
   send: (method: string, params: Record<string, unknown>) => void,
-  options: { lastKey?: string; onEnd?: () => void } = {},
+  options: {
+    lastKey?: string;
+    onEnd?: () => void;
+    /**
+     * Whether the subscriber hears pushes now. While it does not, changes are not read (nothing would be sent), and
+     * the push still ends with the task; once it does, the next change is pushed against what it saw last.
+     */
+    listening?: () => boolean;
+  } = {},
 ): () => void {
   let lastKey = options.lastKey;
   let ended = false;
@@ -29,15 +39,27 @@ export function pushTaskChanges(
     stop();
     options.onEnd?.();
   };
-  const stop = engine.observe(taskId, (record) => {
-    if (!record) return end();
-    const key = view.key(record);
-    if (key !== lastKey) {
-      lastKey = key;
-      send(view.method, view.params(record));
+  // Changes that could not move the key are not read: the waiter's store read is most of a push's cost.
+  const wants = (change: TaskChange): boolean => {
+    if (options.listening?.() === false) {
+      if (isTerminal(change.status)) queueMicrotask(end);
+      return false;
     }
-    if (isTerminal(record.status)) end();
-  });
+    return !view.keyIsStatus || change.status !== lastKey || isTerminal(change.status);
+  };
+  const stop = engine.observe(
+    taskId,
+    (record) => {
+      if (!record) return end();
+      const key = view.key(record);
+      if (key !== lastKey && options.listening?.() !== false) {
+        lastKey = key;
+        send(view.method, view.params(record));
+      }
+      if (isTerminal(record.status)) end();
+    },
+    wants,
+  );
   return () => {
     ended = true;
     stop();
