@@ -22,7 +22,6 @@ import {
   type TaskRecord,
 } from './TaskRecord.js';
 import { TaskSpans } from './TaskSpans.js';
-import type { TaskStatus } from './TaskStatus.js';
 import type { TaskStore } from './TaskStore.js';
 import { releaseSpanHolder } from './taskTracing.js';
 import type { TimelineEntry } from './TaskTimeline.js';
@@ -340,16 +339,11 @@ export class TaskEngine implements EngineHandle {
   }
 
   /**
-   * Resolves with the task once its version is past `sinceVersion` (and its status one `until` accepts), or
-   * undefined once it is gone. Wakes on events; re-reads every `recheckIntervalMs` in case an event was lost.
+   * Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. Wakes on events;
+   * re-reads every `recheckIntervalMs` in case an event was lost.
    */
-  waitForChange(
-    taskId: string,
-    sinceVersion: number,
-    signal?: AbortSignal,
-    until?: (status: TaskStatus) => boolean,
-  ): Promise<TaskRecord | undefined> {
-    return this.waiting.waitForChange(taskId, sinceVersion, signal, until);
+  waitForChange(taskId: string, sinceVersion: number, signal?: AbortSignal): Promise<TaskRecord | undefined> {
+    return this.waiting.waitForChange(taskId, sinceVersion, signal);
   }
 
   /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */

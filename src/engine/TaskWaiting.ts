@@ -4,7 +4,7 @@ import type { TaskAccess } from './TaskAccess.js';
 import type { TaskChange } from './TaskChange.js';
 import { StoreUnavailableError, TaskNotFoundError, TaskTerminalError } from './TaskError.js';
 import type { InputAnswer, TaskRecord } from './TaskRecord.js';
-import { isTerminal, type TaskStatus } from './TaskStatus.js';
+import { isTerminal } from './TaskStatus.js';
 import { isExpired, takeAnswer } from './transitions.js';
 
 /**
@@ -45,20 +45,12 @@ export class TaskWaiting {
     };
   }
 
-  /**
-   * Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone; with `until`, only
-   * once its status is also one `until` accepts (an event of another status is not even read).
-   */
-  waitForChange(
-    taskId: string,
-    sinceVersion: number,
-    signal?: AbortSignal,
-    until: (status: TaskStatus) => boolean = () => true,
-  ): Promise<TaskRecord | undefined> {
+  /** Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. */
+  waitForChange(taskId: string, sinceVersion: number, signal?: AbortSignal): Promise<TaskRecord | undefined> {
     return this.waitFor(taskId, signal, {
       // An event for a version already seen (e.g. the caller's own write) cannot satisfy the wait.
-      worthReading: (change) => change.version > sinceVersion && until(change.status),
-      satisfied: (record) => record.version > sinceVersion && until(record.status),
+      worthReading: (change) => change.version > sinceVersion,
+      satisfied: (record) => record.version > sinceVersion,
     });
   }
 

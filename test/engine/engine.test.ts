@@ -373,22 +373,6 @@ describe('TaskEngine reads', () => {
     expect(reads() - before).toBe(6 + 2 + 2);
   });
 
-  it('a change wait with `until` reads only the events of a status it accepts, and ends on one', async () => {
-    const { engine, reads } = await openCounting({ recheckIntervalMs: 3_600_000 });
-    const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
-    const before = reads();
-    const waiting = engine.waitForChange(task.taskId, task.version, undefined, (status) => status !== 'working');
-    for (let i = 0; i < 4; i++) await engine.setStatusMessage(task.taskId, `step ${i}`);
-    const [key] = await engine.requestInput(task.taskId, [
-      { method: 'elicitation/create', params: { message: 'ok?' } },
-    ]);
-    const woken = await waiting;
-    expect(woken).toMatchObject({ status: 'input_required', version: task.version + 5 });
-    expect(Object.keys(woken?.inputRequests ?? {})).toEqual([key]);
-    // The updates read for their compare-and-set (5); the wait when it starts and on input_required (2).
-    expect(reads() - before).toBe(5 + 2);
-  });
-
   it('tries a write on the caller’s copy of the task first, and decides on a fresh read when it is stale', async () => {
     const { engine, reads } = await openCounting();
     const { task } = await engine.create({ owner: 'o', request, dialect: 't' });

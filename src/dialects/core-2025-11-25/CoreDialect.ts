@@ -184,13 +184,7 @@ export class CoreDialect implements ServerDialect {
       while (!isTerminal(record.status)) {
         // spec R24 R37 R38: each request carries the task it belongs to.
         await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
-        // A task back at `working` has neither a result nor a question to deliver: only another status is read.
-        const next = await ctx.engine.waitForChange(
-          taskId,
-          record.version,
-          ctx.signal,
-          (status) => status !== 'working',
-        );
+        const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal);
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
     } finally {
