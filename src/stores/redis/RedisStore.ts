@@ -8,6 +8,7 @@ import {
   redactUrl,
   StoreUnavailableError,
   type EngineLogger,
+  type InsertAlong,
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
@@ -71,6 +72,7 @@ type Reply = string | null;
  */
 export class RedisStore implements TaskStore {
   readonly kind = 'redis';
+  readonly insertsAlong = true;
   readonly replacesAlong = true;
   readonly events: RedisEventBus;
   readonly journal: RedisJournal;
@@ -142,7 +144,7 @@ export class RedisStore implements TaskStore {
     if (this.ownClient) await closeConnection(this.redis);
   }
 
-  async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
+  async insert(record: TaskRecord, limits: OwnerLimits = {}, along?: InsertAlong): Promise<InsertResult> {
     const k = this.keys;
     const entry = JSON.stringify([
       record.taskId,
@@ -160,6 +162,10 @@ export class RedisStore implements TaskStore {
       limits.maxActive ?? '',
       limits.maxStored ?? '',
       record.status,
+      // The creation's timeline entries in the same script: one round trip fewer per task.
+      ...(along?.timeline
+        ? [this.timeline.key(record.taskId), ...timelineArgs(along.timeline.entries, along.timeline.maxEntries)]
+        : []),
     ])) as Reply[];
     if (reply[0] === 'ok') return { inserted: true };
     if (reply[0] === 'id') return { inserted: false, reason: 'duplicate_id' };

@@ -77,11 +77,30 @@ end
 `;
 
 /**
- * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, maxActive|'',
- * maxStored|'', status. Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'}: the owner caps are checked in
- * the same script as the write, so they hold across processes.
+ * Appends ARGV[from..] to the timeline list `lkey`, keeps the first and the newest `max` entries, and gives the list
+ * the task's (`tkey`) own native expiry, so a timeline never outlives its task.
  */
-export const INSERT = `${APPLY}${STATUS}
+export const TIMELINE_APPEND_FN = `
+local function append_timeline(lkey, tkey, max, from)
+  local n = redis.call('RPUSH', lkey, unpack(ARGV, from))
+  if n > max then
+    local first = redis.call('LINDEX', lkey, 0)
+    redis.call('LTRIM', lkey, -(max - 1), -1)
+    redis.call('LPUSH', lkey, first)
+  end
+  local ttl = redis.call('PTTL', tkey)
+  if ttl > 0 then redis.call('PEXPIRE', lkey, ttl) else redis.call('PERSIST', lkey) end
+  return n
+end
+`;
+
+/**
+ * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, maxActive|'',
+ * maxStored|'', status, then the new task's timeline list|'', maxEntries, entries... (TaskStore.insertsAlong).
+ * Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'}: the owner caps are checked in the same script
+ * as the write, so they hold across processes.
+ */
+export const INSERT = `${APPLY}${STATUS}${TIMELINE_APPEND_FN}
 local tkey = KEYS[1]
 local prefix = ARGV[9]
 if redis.call('EXISTS', tkey) == 1 then return {'id'} end
@@ -102,6 +121,7 @@ redis.call('ZADD', ix[2], 0, ix[3])
 redis.call('ZADD', prefix .. 'all', 0, ix[3])
 set_status(prefix, tkey, ix[3], ARGV[12])
 apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
+if ARGV[13] and ARGV[13] ~= '' then append_timeline(ARGV[13], tkey, tonumber(ARGV[14]), 15) end
 return {'ok'}
 `;
 
@@ -117,24 +137,6 @@ local function replace(tkey)
   set_status(ARGV[9], tkey, cjson.decode(cur[2])[3], ARGV[10])
   apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
   return 1
-end
-`;
-
-/**
- * Appends ARGV[from..] to the timeline list `lkey`, keeps the first and the newest `max` entries, and gives the list
- * the task's (`tkey`) own native expiry, so a timeline never outlives its task.
- */
-export const TIMELINE_APPEND_FN = `
-local function append_timeline(lkey, tkey, max, from)
-  local n = redis.call('RPUSH', lkey, unpack(ARGV, from))
-  if n > max then
-    local first = redis.call('LINDEX', lkey, 0)
-    redis.call('LTRIM', lkey, -(max - 1), -1)
-    redis.call('LPUSH', lkey, first)
-  end
-  local ttl = redis.call('PTTL', tkey)
-  if ttl > 0 then redis.call('PEXPIRE', lkey, ttl) else redis.call('PERSIST', lkey) end
-  return n
 end
 `;
 
