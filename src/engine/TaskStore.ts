@@ -31,10 +31,6 @@ export interface OwnerLimits {
   maxStored?: number;
 }
 
-/**
- * Persistence for task records. Implementations must make `insert` and `replace` durable before resolving,
- * and `replace` an atomic compare-and-set on `version`. Every store passes the shared contract suite.
- */
 /** Entries for a task's timeline, which keeps its first and newest `maxEntries` entries. */
 export interface TimelineAppend {
   entries: TimelineEntry[];
@@ -55,6 +51,10 @@ export interface ReplaceAlong {
   change: TaskChange;
 }
 
+/**
+ * Persistence for task records. Implementations must make `insert` and `replace` durable before resolving,
+ * and `replace` an atomic compare-and-set on `version`. Every store passes the shared contract suite.
+ */
 export interface TaskStore {
   readonly kind: string;
   /** Cross-process when the backend can (Redis pub/sub, PostgreSQL LISTEN/NOTIFY); in-process otherwise. */

@@ -68,78 +68,83 @@ describe('pushTaskChanges, the one status push', () => {
 
   it('a status-keyed view reads no change of the same status; a subscriber not listening costs no read', async () => {
     const store = new MemoryStore();
-    engine = await startEngine(store, { recheckIntervalMs: 3_600_000 });
+    const on = await startEngine(store, { recheckIntervalMs: 3_600_000 });
+    engine = on;
     const reads = vi.spyOn(store, 'get');
-    const statusView = { ...view((record) => record.status), keyIsStatus: true };
-    const heard = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
-    const sent: string[] = [];
-    const heardEnded = new Promise<void>((resolve) => {
-      pushTaskChanges(engine as TaskEngine, heard.taskId, statusView, (_m, p) => void sent.push(String(p['status'])), {
-        lastKey: 'working',
-        onEnd: resolve,
+    /** The store reads made while `changes` runs. */
+    const readsOf = async (changes: () => Promise<unknown>): Promise<number> => {
+      const before = reads.mock.calls.length;
+      await changes();
+      return reads.mock.calls.length - before;
+    };
+    const newTask = async () => (await on.create({ owner: 'alice', request, dialect: 'test' })).task.taskId;
+    /** A push on `taskId`, resolved when it ends. */
+    const pushing = (
+      taskId: string,
+      pushView: TaskPushView,
+      onSend: (params: Record<string, unknown>) => void,
+      options: { lastKey?: string; listening?: () => boolean } = {},
+    ) =>
+      new Promise<void>((resolve) => {
+        pushTaskChanges(on, taskId, pushView, (_method, params) => onSend(params), { ...options, onEnd: resolve });
       });
-    });
+    const sent: string[] = [];
+
+    const statusView = { ...view((record) => record.status), keyIsStatus: true };
+    const heard = await newTask();
+    const heardEnded = pushing(heard, statusView, (p) => sent.push(String(p['status'])), { lastKey: 'working' });
+    const someChanges = (taskId: string) => async () => {
+      for (let i = 0; i < 3; i++) await on.setStatusMessage(taskId, `step ${i}`);
+      await on.cancel('alice', taskId);
+    };
     // What the same changes read without a push.
-    const control = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
-    let before = reads.mock.calls.length;
-    for (let i = 0; i < 3; i++) await engine.setStatusMessage(control.taskId, `step ${i}`);
-    await engine.cancel('alice', control.taskId);
-    const changes = reads.mock.calls.length - before;
-    before = reads.mock.calls.length;
-    for (let i = 0; i < 3; i++) await engine.setStatusMessage(heard.taskId, `step ${i}`);
-    await engine.cancel('alice', heard.taskId);
-    await heardEnded;
+    const changes = await readsOf(someChanges(await newTask()));
+    const withPush = await readsOf(async () => {
+      await someChanges(heard)();
+      await heardEnded;
+    });
     // The push read once, for the cancellation.
-    expect(reads.mock.calls.length - before).toBe(changes + 1);
+    expect(withPush).toBe(changes + 1);
     expect(sent).toEqual(['cancelled']);
 
     // Not listening: nothing read and nothing sent, and still ended by the terminal change.
     let listening = false;
-    const deaf = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
-    const deafEnded = new Promise<void>((resolve) => {
-      pushTaskChanges(
-        engine as TaskEngine,
-        deaf.taskId,
-        view((r) => r.statusMessage ?? ''),
-        () => sent.push('deaf'),
-        {
-          onEnd: resolve,
-          listening: () => listening,
-        },
-      );
+    const fewChanges = (taskId: string) => async () => {
+      await on.setStatusMessage(taskId, 'unheard');
+      await on.cancel('alice', taskId);
+    };
+    const deaf = await newTask();
+    const deafEnded = pushing(
+      deaf,
+      view((r) => r.statusMessage ?? ''),
+      () => sent.push('deaf'),
+      {
+        listening: () => listening,
+      },
+    );
+    const deafReads = await readsOf(async () => {
+      await fewChanges(deaf)();
+      await deafEnded;
     });
-    before = reads.mock.calls.length;
-    await engine.setStatusMessage(deaf.taskId, 'unheard');
-    await engine.cancel('alice', deaf.taskId);
-    await deafEnded;
-    // One status message and a cancellation, as on the control task, and nothing for the push.
-    const deafReads = reads.mock.calls.length - before;
-    const control2 = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
-    before = reads.mock.calls.length;
-    await engine.setStatusMessage(control2.taskId, 'unheard');
-    await engine.cancel('alice', control2.taskId);
-    expect(deafReads).toBe(reads.mock.calls.length - before);
+    // One status message and a cancellation, as on a task without a push, and nothing for the push.
+    expect(deafReads).toBe(await readsOf(fewChanges(await newTask())));
     expect(sent).toEqual(['cancelled']);
 
     // Listening from a change on: that change is pushed.
-    const late = (await engine.create({ owner: 'alice', request, dialect: 'test' })).task;
-    const lateEnded = new Promise<void>((resolve) => {
-      pushTaskChanges(
-        engine as TaskEngine,
-        late.taskId,
-        view((r) => r.statusMessage ?? ''),
-        (_m, p) => void sent.push(String(p['statusMessage'])),
-        {
-          onEnd: resolve,
-          listening: () => listening,
-        },
-      );
-    });
-    await engine.setStatusMessage(late.taskId, 'missed');
+    const late = await newTask();
+    const lateEnded = pushing(
+      late,
+      view((r) => r.statusMessage ?? ''),
+      (p) => sent.push(String(p['statusMessage'])),
+      {
+        listening: () => listening,
+      },
+    );
+    await on.setStatusMessage(late, 'missed');
     listening = true;
-    await engine.setStatusMessage(late.taskId, 'heard');
+    await on.setStatusMessage(late, 'heard');
     await until(() => sent.includes('heard'));
-    await engine.cancel('alice', late.taskId);
+    await on.cancel('alice', late);
     await lateEnded;
     expect(sent.slice(1)).toEqual(['heard', expect.any(String)]);
   });

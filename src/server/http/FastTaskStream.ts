@@ -172,22 +172,25 @@ export class FastTaskStream {
 
   /** The whole exchange in one write: headers, what the stream holds, the end. */
   private finish(res: ServerResponse): void {
-    const early = (this.early ?? []).join('');
-    this.early = undefined;
-    res.writeHead(200, sseHeaders(this.options.sessionId));
-    res.end(early);
+    res.end(this.writeHead(res));
     if (res.writableNeedDrain) this.watchReader(res);
   }
 
   /** The headers and what the stream holds so far, the writes of one more turn joined to them; the stream stays open. */
   private stream(res: ServerResponse): void {
-    const early = (this.early ?? []).join('');
-    this.early = undefined;
-    res.writeHead(200, sseHeaders(this.options.sessionId));
+    const early = this.writeHead(res);
     coalesce(res);
     this.attach(res);
     // Without a priming event the headers go alone, when `coalesce` lets the writes out.
     if (early !== '') this.write(early);
+  }
+
+  /** Sets the response's headers and hands over what the stream held until then: from here, messages are written. */
+  private writeHead(res: ServerResponse): string {
+    const early = (this.early ?? []).join('');
+    this.early = undefined;
+    res.writeHead(200, sseHeaders(this.options.sessionId));
+    return early;
   }
 
   private attach(res: ServerResponse): void {

@@ -33,7 +33,7 @@ export class SqliteTimeline implements TaskTimelineStore {
     this.opened = db;
   }
 
-  /** Appends inside the caller's transaction (the store's replace with `along`): throws if init() has not run. */
+  /** Appends inside the caller's transaction (the store's insert or replace with `along`): throws if init() has not run. */
   appendNow(taskId: string, entries: TimelineEntry[], maxEntries: number): void {
     this.stmts().append(taskId, entries, maxEntries);
   }
