@@ -40,8 +40,8 @@ export type TaskWork = (context: TaskWorkContext) => Promise<TaskOutcome | TaskS
 /** The part of the engine an executor drives. */
 export interface EngineHandle {
   readonly leaseMs: number;
-  /** Reads of the task a run holds, to notice a change an event did not bring. */
-  readonly store: Pick<TaskStore, 'get'>;
+  /** Reads of the task a run holds and its events, to notice a change (a read finds one an event did not bring). */
+  readonly store: Pick<TaskStore, 'get' | 'events'>;
   /** `known`: the task as the caller read it moments ago; the claim is tried on it first (see TaskAccess.update). */
   markStarted(taskId: string, runner: string, attempt?: number, known?: TaskRecord): Promise<TaskRecord | undefined>;
   /** `known`: the run's latest copy of the task; the write is tried on it first. */
@@ -71,6 +71,12 @@ export interface EngineHandle {
   wake(entry: WakeEntry): Promise<boolean>;
 }
 
+/** What the engine already read about a task it submits, so an executor need not read it again. */
+export interface SubmitContext {
+  /** The owner's unfinished tasks just before this one was created (the creation's own limit check read it). */
+  ownerActive?: number;
+}
+
 /** Runs tasks' work somewhere (this process, a worker pool) and reports outcomes through the engine. */
 export interface Executor {
   /** A unique name of this executor instance; stored as the task's runner. */
@@ -78,7 +84,7 @@ export interface Executor {
   /** Whether the creating process takes the lease at creation (in-process) or a worker does when it starts (queue). */
   readonly leasesOnCreate: boolean;
   /** Accepts a durable task for execution. Resolves once accepted, not when finished. */
-  submit(task: TaskRecord): Promise<void>;
+  submit(task: TaskRecord, known?: SubmitContext): Promise<void>;
   /**
    * Keeps a parked task's durable timer itself (the queue executor: a delayed job), calling the engine's `wake` at
    * `wakeAt` in whichever process takes it. Optional: without it the engine arms in-process timers from its

@@ -99,12 +99,13 @@ export class TaskCreation {
     const run = (input.run ?? true) && executor !== undefined;
     // A job queued for a task the store then refuses would be dropped by its worker; an early count avoids most.
     if (run && !leases) {
-      const active = await this.access.guard(() => this.access.store.countActive(input.owner));
-      checkActiveLimit(this.limits, active);
+      const ownerActive = await this.access.guard(() => this.access.store.countActive(input.owner));
+      checkActiveLimit(this.limits, ownerActive);
+      // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
+      // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped. The
+      // count goes along: the queue orders owners by it and need not read it again.
+      await this.access.guard(async () => executor?.submit(record, { ownerActive }));
     }
-    // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
-    // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped.
-    if (run && !leases) await this.access.guard(async () => executor?.submit(record));
     // A store that can appends the creation's timeline entries with the insert itself.
     const { store, timelines } = this.access;
     const timeline = store.insertsAlong ? timelines.entriesFor(undefined, record) : undefined;

@@ -38,6 +38,16 @@ export interface TaskRunnerOptions {
   logger?: EngineLogger;
 }
 
+/**
+ * A task's events heard from before its claim until its run observes the task itself, so a change landing in between
+ * (another instance cancels the task right after the claim) is not missed and the run need not re-read the task.
+ */
+export interface ClaimWatch {
+  /** Whether a change past `version` was heard, or an event that does not say which version it made. */
+  heardPast(version: number): boolean;
+  stop(): void;
+}
+
 interface Run {
   controller: AbortController;
   /** The attempt this run claimed: a later claim of the task supersedes it. */
@@ -108,25 +118,44 @@ export class TaskRunner {
     known?: TaskRecord,
   ): Promise<RunEnd | undefined> {
     const { signal } = controller;
-    for (let failures = 0; !signal.aborted; failures++) {
-      let task: TaskRecord | undefined;
-      try {
-        task = await this.engine.markStarted(taskId, this.runnerId, undefined, failures === 0 ? known : undefined);
-      } catch (error) {
-        this.logger.warn({ taskId, error: String(error) }, 'could not claim the task; retrying');
-        await sleep(Math.min(200 * 2 ** failures, 5000), signal);
-        continue;
+    const watch = this.watchClaim(taskId);
+    try {
+      for (let failures = 0; !signal.aborted; failures++) {
+        let task: TaskRecord | undefined;
+        try {
+          task = await this.engine.markStarted(taskId, this.runnerId, undefined, failures === 0 ? known : undefined);
+        } catch (error) {
+          this.logger.warn({ taskId, error: String(error) }, 'could not claim the task; retrying');
+          await sleep(Math.min(200 * 2 ** failures, 5000), signal);
+          continue;
+        }
+        return task && !signal.aborted ? await this.run(task, controller, watch) : undefined;
       }
-      return task && !signal.aborted ? this.run(task, controller) : undefined;
+      return undefined;
+    } finally {
+      watch.stop();
     }
-    return undefined;
   }
 
-  /** Runs the work of a task this runner has claimed, to its end, inside its trace span. Never rejects for the work's sake. */
-  async run(task: TaskRecord, controller = new AbortController()): Promise<RunEnd> {
+  /** Starts hearing a task's events before its claim (see ClaimWatch); `run` stops it once its own observer is on. */
+  watchClaim(taskId: string): ClaimWatch {
+    let newest = -1;
+    let unknown = false;
+    const unsubscribe = this.engine.store.events.subscribe(taskId, (change) => {
+      if (!change) unknown = true;
+      else newest = Math.max(newest, change.version);
+    });
+    return { heardPast: (version) => unknown || newest > version, stop: unsubscribe };
+  }
+
+  /**
+   * Runs the work of a task this runner has claimed, to its end, inside its trace span. Never rejects for the work's
+   * sake. Without a `watch` begun before the claim, the task is re-read once its run observes it.
+   */
+  async run(task: TaskRecord, controller = new AbortController(), watch?: ClaimWatch): Promise<RunEnd> {
     const span = new RunSpan(task, this.runnerId);
     try {
-      const end = await span.within(() => this.runTraced(task, controller));
+      const end = await span.within(() => this.runTraced(task, controller, watch));
       span.end(end.reason === 'suspended for input' ? 'suspended' : end.outcome);
       return end;
     } catch (error) {
@@ -135,7 +164,7 @@ export class TaskRunner {
     }
   }
 
-  private async runTraced(task: TaskRecord, controller: AbortController): Promise<RunEnd> {
+  private async runTraced(task: TaskRecord, controller: AbortController, watch?: ClaimWatch): Promise<RunEnd> {
     const { taskId, attempts: attempt } = task;
     const { signal } = controller;
     const run: Run = { controller, attempt, returned: false, latest: task };
@@ -149,7 +178,9 @@ export class TaskRunner {
       // ignores it then: most likely the run's own outcome landing).
       (change) => change.version > run.latest.version && !(run.returned && isTerminal(change.status)),
     );
-    this.recheck(taskId);
+    // A change between the claim and this observer was heard by the watch (or, without one, is found by a read).
+    if (!watch || watch.heardPast(task.version)) this.recheck(taskId);
+    watch?.stop();
     this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
     try {
       let outcome: TaskOutcome | TaskSuspension;

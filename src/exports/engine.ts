@@ -37,6 +37,7 @@ export type { BrowseFilter, BrowsePosition, TaskBrowseStore } from '../engine/in
 export type {
   EngineHandle,
   Executor,
+  SubmitContext,
   TaskOutcome,
   TaskSuspension,
   TaskWork,
@@ -44,7 +45,13 @@ export type {
 } from '../engine/index.js';
 export { SUSPENDED, toolOf, type ToolConcurrency } from '../engine/index.js';
 // The run path every executor takes: claim, lease, run the work, settle, abort a run taken over.
-export { TaskRunAbortedError, TaskRunner, type RunEnd, type TaskRunnerOptions } from '../engine/index.js';
+export {
+  TaskRunAbortedError,
+  TaskRunner,
+  type ClaimWatch,
+  type RunEnd,
+  type TaskRunnerOptions,
+} from '../engine/index.js';
 export type { Clock, EngineLogger, TaskEngine } from '../engine/index.js';
 export { systemClock } from '../engine/index.js';
 

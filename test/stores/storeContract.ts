@@ -438,6 +438,13 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect(results).toEqual(records.map(() => ({ inserted: true })));
       for (const [i, { taskId }] of records.entries())
         expect(await store.timeline?.read(taskId)).toEqual([entry(i), entry(i + 10)]);
+      // The bound holds from the first write: the first entry and the newest ones.
+      const bounded = makeRecord({ owner: `${owner}-bounded` });
+      const five = [1, 2, 3, 4, 5].map(entry);
+      expect(await store.insert(bounded, {}, { timeline: { entries: five, maxEntries: 3 } })).toEqual({
+        inserted: true,
+      });
+      expect(await store.timeline?.read(bounded.taskId)).toEqual([entry(1), entry(4), entry(5)]);
       // Refused by a cap, and a duplicate id: neither stores an entry.
       const capped = makeRecord({ owner });
       const refused = await store.insert(

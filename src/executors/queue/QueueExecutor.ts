@@ -5,6 +5,7 @@ import {
   type EngineHandle,
   type EngineLogger,
   type Executor,
+  type SubmitContext,
   type TaskRecord,
   type TaskStore,
   type WakeEntry,
@@ -96,11 +97,11 @@ export class QueueExecutor implements Executor {
    * Queues the task's next run. Resolves once Redis holds the job, so a CreateTaskResult is only sent for a task a
    * worker will find (spec E4). If Redis does not take it in time the task is failed, never left `working` unqueued.
    */
-  async submit(task: TaskRecord): Promise<void> {
+  async submit(task: TaskRecord, known: SubmitContext = {}): Promise<void> {
     const attempt = task.attempts + 1;
     try {
       if (this.closed) throw new Error('the queue executor is closed');
-      const priority = await this.priorityOf(task);
+      const priority = await this.priorityOf(task, known.ownerActive);
       await withTimeout(
         this.queue.add(
           TASK_JOB_NAME,
@@ -141,12 +142,13 @@ export class QueueExecutor implements Executor {
 
   /**
    * The owner's k-th unfinished task gets priority k (1 is taken first, FIFO within a priority), so jobs start
-   * round-robin across owners however long one owner's backlog is. The count is read before this task is stored.
+   * round-robin across owners however long one owner's backlog is. The count is read before this task is stored (by
+   * the creation, which hands it over, or here).
    */
-  private async priorityOf(task: TaskRecord): Promise<number | undefined> {
+  private async priorityOf(task: TaskRecord, ownerActive: number | undefined): Promise<number | undefined> {
     if (!this.store) return undefined;
     try {
-      return Math.min(MAX_PRIORITY, 1 + (await this.store.countActive(task.owner)));
+      return Math.min(MAX_PRIORITY, 1 + (ownerActive ?? (await this.store.countActive(task.owner))));
     } catch {
       return undefined; // ordering only; the insert that follows reports a store failure
     }

@@ -6,6 +6,7 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import {
   isTerminal,
   TaskRunner,
+  type ClaimWatch,
   type EngineHandle,
   type EngineLogger,
   type TaskRecord,
@@ -216,6 +217,21 @@ export class QueueWorker {
   }
 
   private async process(job: Job<TaskJobData, TaskJobResult>, token?: string): Promise<TaskJobResult> {
+    const { taskId } = job.data;
+    // Heard from before the task is read: a change after that read is not missed before the run observes the task.
+    const watch = this.runner.watchClaim(taskId);
+    try {
+      return await this.claimAndRun(job, token, watch);
+    } finally {
+      watch.stop();
+    }
+  }
+
+  private async claimAndRun(
+    job: Job<TaskJobData, TaskJobResult>,
+    token: string | undefined,
+    watch: ClaimWatch,
+  ): Promise<TaskJobResult> {
     const { taskId, attempt } = job.data;
     const claim = await this.claim(taskId, attempt, job.timestamp);
     if (claim.kind === 'skip') {
@@ -234,7 +250,7 @@ export class QueueWorker {
       await job.moveToDelayed(Date.now() + 1000, token);
       throw new DelayedError();
     }
-    return this.run(claim.task, attempt);
+    return this.run(claim.task, attempt, watch);
   }
 
   /** Decides whether this job's run is still due and, if so, takes the task's lease. */
@@ -274,9 +290,9 @@ export class QueueWorker {
   }
 
   /** Runs a claimed task through the engine's run path (TaskRunner), then frees the slots admission took. */
-  private async run(task: TaskRecord, attempt: number): Promise<TaskJobResult> {
+  private async run(task: TaskRecord, attempt: number, watch: ClaimWatch): Promise<TaskJobResult> {
     try {
-      return { taskId: task.taskId, attempt, ...(await this.runner.run(task)) };
+      return { taskId: task.taskId, attempt, ...(await this.runner.run(task, undefined, watch)) };
     } finally {
       await this.admission.release(task.taskId).catch((error: unknown) => {
         // The tool's run lapses with its lease.

@@ -7,12 +7,14 @@ import {
   redactUrl,
   StoreUnavailableError,
   type EngineLogger,
+  type InsertAlong,
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
   type ReplaceAlong,
   type TaskRecord,
   type TaskStore,
+  type TimelineAppend,
 } from '../../engine/index.js';
 import { migratePostgres } from './migrations.js';
 import { PgBrowse } from './PgBrowse.js';
@@ -69,6 +71,7 @@ const types = {
  */
 export class PostgresStore implements TaskStore {
   readonly kind = 'postgres';
+  readonly insertsAlong = true;
   readonly replacesAlong = true;
   readonly events: PgEventBus;
   readonly journal: PgJournal;
@@ -153,12 +156,12 @@ export class PostgresStore implements TaskStore {
     if (this.ownPool) await this.pool.end();
   }
 
-  async insert(record: TaskRecord, limits: OwnerLimits = {}): Promise<InsertResult> {
+  async insert(record: TaskRecord, limits: OwnerLimits = {}, along?: InsertAlong): Promise<InsertResult> {
     const t = this.names.tasks;
     // ON CONFLICT DO NOTHING covers the primary key and the idempotency index without aborting anything;
     // the loop only repeats if the conflicting row disappears before it can be reported.
     for (let attempt = 0; attempt < 5; attempt++) {
-      const item = { record, limits };
+      const item = { record, limits, ...(along?.timeline && { timeline: along.timeline }) };
       // The first attempt shares a statement with concurrent creations; a repeat goes alone.
       const outcome = attempt === 0 ? await this.inserts.run(item) : await this.insertOne(item);
       if (outcome === 'ok') return { inserted: true };
@@ -210,7 +213,10 @@ export class PostgresStore implements TaskStore {
   }
 
   /** One creation: the function takes the owner's lock, checks both caps and inserts (see migrations.ts). */
-  private async insertOne({ record, limits }: CappedInsert): Promise<InsertOutcome> {
+  private async insertOne(item: CappedInsert): Promise<InsertOutcome> {
+    // The timeline goes in the same statement, as in a batch.
+    if (item.timeline) return (await this.insertMany([item]))[0] as InsertOutcome;
+    const { record, limits } = item;
     const capped = limits.maxActive !== undefined || limits.maxStored !== undefined;
     if (!capped) {
       const inserted = await this.query(
@@ -229,24 +235,44 @@ export class PostgresStore implements TaskStore {
   /**
    * Creations in one statement (one transaction): each row through the same function as alone, in owner order, so
    * batches of several processes take the owners' locks in one order and never deadlock on them. A later row of an
-   * owner counts the earlier ones of the same statement.
+   * owner counts the earlier ones of the same statement. Each stored task's first timeline entries are appended in
+   * the same statement (as replaceAlong's: numbered after any rows its id already has, the bound applied).
    */
   private async insertMany(items: CappedInsert[]): Promise<InsertOutcome[]> {
     const arrays = COLUMN_TYPES.map(() => [] as unknown[]);
-    const extra: unknown[][] = [[], [], []];
-    items.forEach(({ record, limits }, i) => {
+    const extra: unknown[][] = [[], [], [], [], []];
+    items.forEach(({ record, limits, timeline }, i) => {
       columns(record).forEach((value, c) => arrays[c]?.push(value));
       extra[0]?.push(limits.maxActive ?? null);
       extra[1]?.push(limits.maxStored ?? null);
       extra[2]?.push(i);
+      extra[3]?.push(timeline ? JSON.stringify(timeline.entries) : null);
+      extra[4]?.push(timeline ? Math.max(1, timeline.maxEntries - 1) : null);
     });
-    const params = [...COLUMN_TYPES, 'bigint', 'bigint', 'int'].map((type, i) => `$${i + 1}::${type}[]`).join(', ');
-    const { rows } = await this.query<{ ord: number; outcome: InsertOutcome }>(
-      `SELECT v.ord, ${this.names.qualified('insert_capped')}(v.task_id, v.owner, v.status, v.created_at, v.expires_at,
-              v.idempotency_key, v.runner, v.lease_until, v.version, v.data, v.max_active, v.max_stored) AS outcome
-       FROM (SELECT * FROM unnest(${params}) AS u(${COLUMNS}, max_active, max_stored, ord) ORDER BY owner, ord) v`,
-      [...arrays, ...extra],
-    );
+    const types = [...COLUMN_TYPES, 'bigint', 'bigint', 'int', 'json', 'bigint'];
+    const params = types.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+    const capped = `${this.names.qualified('insert_capped')}(v.task_id, v.owner, v.status, v.created_at, v.expires_at,
+                  v.idempotency_key, v.runner, v.lease_until, v.version, v.data, v.max_active, v.max_stored)`;
+    const ordered = `(SELECT * FROM unnest(${params}) AS u(${COLUMNS}, max_active, max_stored, ord, entries, keep)
+               ORDER BY owner, ord) v`;
+    const tl = this.timeline.table;
+    const text = !items.some((item) => item.timeline)
+      ? `SELECT v.ord, ${capped} AS outcome FROM ${ordered}`
+      : // Referenced twice, r is evaluated once, in owner order (the function takes each owner's lock).
+        `WITH r AS (SELECT v.ord, v.task_id, v.entries, v.keep, ${capped} AS outcome FROM ${ordered}),
+       base AS (
+         SELECT r.task_id, r.entries, r.keep, json_array_length(r.entries) AS n,
+                coalesce((SELECT max(seq) FROM ${tl} x WHERE x.task_id = r.task_id), 0) AS s
+         FROM r WHERE r.outcome = 'ok' AND r.entries IS NOT NULL),
+       ins AS (
+         INSERT INTO ${tl} (task_id, seq, data)
+         SELECT base.task_id, base.s + e.ord, e.value
+         FROM base, json_array_elements(base.entries) WITH ORDINALITY AS e(value, ord)
+         WHERE base.s + e.ord = 1 OR e.ord > base.n - base.keep
+         -- Rows left by an earlier task of the same id never cost the creation.
+         ON CONFLICT DO NOTHING)
+       SELECT ord, outcome FROM r`;
+    const { rows } = await this.query<{ ord: number; outcome: InsertOutcome }>(text, [...arrays, ...extra]);
     const outcomes: InsertOutcome[] = [];
     for (const row of rows) outcomes[row.ord] = row.outcome;
     return items.map((_, i) => outcomes[i] ?? 'conflict');
@@ -441,6 +467,8 @@ type InsertOutcome = 'ok' | 'active' | 'stored' | 'conflict';
 interface CappedInsert {
   record: TaskRecord;
   limits: OwnerLimits;
+  /** The new task's first timeline entries, appended in the insert's statement. */
+  timeline?: TimelineAppend;
 }
 
 interface Replacement {
