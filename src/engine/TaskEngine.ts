@@ -11,6 +11,7 @@ import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
+import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TaskInputs } from './TaskInputs.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
@@ -342,8 +343,22 @@ export class TaskEngine implements EngineHandle {
    * Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. Wakes on events;
    * re-reads every `recheckIntervalMs` in case an event was lost.
    */
-  waitForChange(taskId: string, sinceVersion: number, signal?: AbortSignal): Promise<TaskRecord | undefined> {
-    return this.waiting.waitForChange(taskId, sinceVersion, signal);
+  waitForChange(
+    taskId: string,
+    sinceVersion: number,
+    signal?: AbortSignal,
+    /** Begun (with `watch`) before the caller read `sinceVersion`: spares the wait its first read. */
+    watch?: TaskWatch,
+  ): Promise<TaskRecord | undefined> {
+    return this.waiting.waitForChange(taskId, sinceVersion, signal, watch);
+  }
+
+  /**
+   * Starts hearing the task's events, to be begun before a read whose version a `waitForChange` then waits past.
+   * Stop it when done. It reveals nothing about the task: the caller's read decides whether the caller may see it.
+   */
+  watch(taskId: string): TaskWatch {
+    return watchTask(this.store.events, taskId);
   }
 
   /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */

@@ -3,6 +3,7 @@ import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from './
 import { INTERNAL_ERROR_CODE, type TaskOutcome, type TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
 import { RunSpan } from './taskTracing.js';
+import { watchTask, type TaskWatch } from './TaskWatch.js';
 
 /** The reason a run stopped without reporting an outcome. */
 export class TaskRunAbortedError extends Error {
@@ -36,16 +37,6 @@ export interface TaskRunnerOptions {
   /** Also done on every lease tick while runs are held (a queue worker's tool slots). */
   onTick?: () => Promise<void>;
   logger?: EngineLogger;
-}
-
-/**
- * A task's events heard from before its claim until its run observes the task itself, so a change landing in between
- * (another instance cancels the task right after the claim) is not missed and the run need not re-read the task.
- */
-export interface ClaimWatch {
-  /** Whether a change past `version` was heard, or an event that does not say which version it made. */
-  heardPast(version: number): boolean;
-  stop(): void;
 }
 
 interface Run {
@@ -137,22 +128,19 @@ export class TaskRunner {
     }
   }
 
-  /** Starts hearing a task's events before its claim (see ClaimWatch); `run` stops it once its own observer is on. */
-  watchClaim(taskId: string): ClaimWatch {
-    let newest = -1;
-    let unknown = false;
-    const unsubscribe = this.engine.store.events.subscribe(taskId, (change) => {
-      if (!change) unknown = true;
-      else newest = Math.max(newest, change.version);
-    });
-    return { heardPast: (version) => unknown || newest > version, stop: unsubscribe };
+  /**
+   * Starts hearing a task's events before its claim, so a change that lands between the claim and the run's own
+   * observer (another instance cancels the task) is not missed; `run` stops it once its own observer is on.
+   */
+  watchClaim(taskId: string): TaskWatch {
+    return watchTask(this.engine.store.events, taskId);
   }
 
   /**
    * Runs the work of a task this runner has claimed, to its end, inside its trace span. Never rejects for the work's
    * sake. Without a `watch` begun before the claim, the task is re-read once its run observes it.
    */
-  async run(task: TaskRecord, controller = new AbortController(), watch?: ClaimWatch): Promise<RunEnd> {
+  async run(task: TaskRecord, controller = new AbortController(), watch?: TaskWatch): Promise<RunEnd> {
     const span = new RunSpan(task, this.runnerId);
     try {
       const end = await span.within(() => this.runTraced(task, controller, watch));
@@ -164,7 +152,7 @@ export class TaskRunner {
     }
   }
 
-  private async runTraced(task: TaskRecord, controller: AbortController, watch?: ClaimWatch): Promise<RunEnd> {
+  private async runTraced(task: TaskRecord, controller: AbortController, watch?: TaskWatch): Promise<RunEnd> {
     const { taskId, attempts: attempt } = task;
     const { signal } = controller;
     const run: Run = { controller, attempt, returned: false, latest: task };
@@ -173,13 +161,13 @@ export class TaskRunner {
     // task in case an event was lost.
     const stopObserving = this.engine.observe(
       taskId,
-      (record) => this.check(taskId, record),
+      (record) => this.check(run, record),
       // Versions this run has seen are skipped, and so is a terminal status once the work has returned (check()
       // ignores it then: most likely the run's own outcome landing).
       (change) => change.version > run.latest.version && !(run.returned && isTerminal(change.status)),
     );
     // A change between the claim and this observer was heard by the watch (or, without one, is found by a read).
-    if (!watch || watch.heardPast(task.version)) this.recheck(taskId);
+    if (!watch || watch.heardPast(task.version)) this.recheck(taskId, run);
     watch?.stop();
     this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
     try {
@@ -271,9 +259,9 @@ export class TaskRunner {
   }
 
   /** The takeover check: aborts the run when the task is over, gone, or no longer this run's. */
-  private check(taskId: string, record: TaskRecord | undefined): void {
-    const run = this.running.get(taskId);
-    if (!run || run.controller.signal.aborted) return;
+  /** Decided for `run` itself: a later run of the same task by this runner may hold its slot in `running`. */
+  private check(run: Run, record: TaskRecord | undefined): void {
+    if (run.controller.signal.aborted) return;
     if (record && record.version > run.latest.version) run.latest = record;
     let reason: string | undefined;
     if (!record) reason = 'the task no longer exists';
@@ -288,9 +276,9 @@ export class TaskRunner {
     if (reason) run.controller.abort(new TaskRunAbortedError(reason));
   }
 
-  private recheck(taskId: string): void {
+  private recheck(taskId: string, run: Run): void {
     this.engine.store.get(taskId).then(
-      (record) => this.check(taskId, record),
+      (record) => this.check(run, record),
       () => {
         // Re-read on the next tick.
       },
@@ -305,7 +293,7 @@ export class TaskRunner {
       // Retried on the next tick; the lease is three ticks long.
       this.logger.warn({ runner: this.runnerId, error: String(error) }, 'lease renewal failed');
     }
-    for (const taskId of this.running.keys()) this.recheck(taskId);
+    for (const [taskId, run] of this.running) this.recheck(taskId, run);
     await this.onTick?.();
   }
 }

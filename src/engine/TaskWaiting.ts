@@ -5,6 +5,7 @@ import type { TaskChange } from './TaskChange.js';
 import { StoreUnavailableError, TaskNotFoundError, TaskTerminalError } from './TaskError.js';
 import type { InputAnswer, TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
+import type { TaskWatch } from './TaskWatch.js';
 import { isExpired, takeAnswer } from './transitions.js';
 
 /**
@@ -45,13 +46,26 @@ export class TaskWaiting {
     };
   }
 
-  /** Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. */
-  waitForChange(taskId: string, sinceVersion: number, signal?: AbortSignal): Promise<TaskRecord | undefined> {
-    return this.waitFor(taskId, signal, {
-      // An event for a version already seen (e.g. the caller's own write) cannot satisfy the wait.
-      worthReading: (change) => change.version > sinceVersion,
-      satisfied: (record) => record.version > sinceVersion,
-    });
+  /**
+   * Resolves with the task once its version is past `sinceVersion`, or undefined once it is gone. With a `watch`
+   * begun before the caller read `sinceVersion`, the wait reads at its start only if that watch heard a later change.
+   */
+  waitForChange(
+    taskId: string,
+    sinceVersion: number,
+    signal?: AbortSignal,
+    watch?: TaskWatch,
+  ): Promise<TaskRecord | undefined> {
+    return this.waitFor(
+      taskId,
+      signal,
+      {
+        // An event for a version already seen (e.g. the caller's own write) cannot satisfy the wait.
+        worthReading: (change) => change.version > sinceVersion,
+        satisfied: (record) => record.version > sinceVersion,
+      },
+      watch === undefined || watch.heardPast(sinceVersion),
+    );
   }
 
   /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */
@@ -66,12 +80,14 @@ export class TaskWaiting {
   /**
    * One subscription for the whole wait: subscribed first, then read, so no change is missed; then a read on each
    * event whose change could satisfy the wait (events without a change always), and every `recheckIntervalMs` (a
-   * lost event, an expiry). Reads never overlap: events arriving during one are folded into one more read.
+   * lost event, an expiry). Reads never overlap: events arriving during one are folded into one more read. Without
+   * `readFirst` the first read waits for an event or the re-check: the caller knows nothing changed since its read.
    */
   private waitFor(
     taskId: string,
     signal: AbortSignal | undefined,
     wanted: { worthReading(change: TaskChange): boolean; satisfied(record: TaskRecord): boolean },
+    readFirst = true,
   ): Promise<TaskRecord | undefined> {
     const { store } = this.access;
     return new Promise((resolve, reject) => {
@@ -115,7 +131,7 @@ export class TaskWaiting {
       timer.unref();
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      check();
+      if (readFirst) check();
     });
   }
 

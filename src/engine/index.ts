@@ -18,6 +18,7 @@ export * from './TaskEngineOptions.js';
 export * from './TaskError.js';
 export * from './TaskChange.js';
 export * from './TaskEventBus.js';
+export * from './TaskWatch.js';
 export * from './taskEventPayload.js';
 export * from './TaskRecord.js';
 export * from './TaskRunner.js';

@@ -48,7 +48,7 @@ export { SUSPENDED, toolOf, type ToolConcurrency } from '../engine/index.js';
 export {
   TaskRunAbortedError,
   TaskRunner,
-  type ClaimWatch,
+  type TaskWatch,
   type RunEnd,
   type TaskRunnerOptions,
 } from '../engine/index.js';

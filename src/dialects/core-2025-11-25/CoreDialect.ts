@@ -178,19 +178,22 @@ export class CoreDialect implements ServerDialect {
    * the task's input requests on this request's stream (spec R24 R38, §1.10).
    */
   private async result(taskId: string, ctx: DialectContext): Promise<DialectAnswer> {
-    let record = await ctx.engine.get(ctx.caller.scope, taskId);
+    // Heard from before the first read to the answer, so each wait below starts without reading the task again.
+    const watch = ctx.engine.watch(taskId);
     const delivered: string[] = [];
     try {
+      let record = await ctx.engine.get(ctx.caller.scope, taskId);
       while (!isTerminal(record.status)) {
         // spec R24 R37 R38: each request carries the task it belongs to.
         await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
-        const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal);
+        const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal, watch);
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
+      return outcomeAnswer(record);
     } finally {
+      watch.stop();
       for (const entry of delivered) ctx.inFlightInputs.delete(entry);
     }
-    return outcomeAnswer(record);
   }
 }
 

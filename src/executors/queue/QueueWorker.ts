@@ -6,7 +6,7 @@ import { DelayedError, Worker, type Job } from 'bullmq';
 import {
   isTerminal,
   TaskRunner,
-  type ClaimWatch,
+  type TaskWatch,
   type EngineHandle,
   type EngineLogger,
   type TaskRecord,
@@ -230,7 +230,7 @@ export class QueueWorker {
   private async claimAndRun(
     job: Job<TaskJobData, TaskJobResult>,
     token: string | undefined,
-    watch: ClaimWatch,
+    watch: TaskWatch,
   ): Promise<TaskJobResult> {
     const { taskId, attempt } = job.data;
     const claim = await this.claim(taskId, attempt, job.timestamp);
@@ -290,7 +290,7 @@ export class QueueWorker {
   }
 
   /** Runs a claimed task through the engine's run path (TaskRunner), then frees the slots admission took. */
-  private async run(task: TaskRecord, attempt: number, watch: ClaimWatch): Promise<TaskJobResult> {
+  private async run(task: TaskRecord, attempt: number, watch: TaskWatch): Promise<TaskJobResult> {
     try {
       return { taskId: task.taskId, attempt, ...(await this.runner.run(task, undefined, watch)) };
     } finally {
