@@ -11,7 +11,6 @@ import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
-import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TaskInputs } from './TaskInputs.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
@@ -27,6 +26,7 @@ import type { TaskStore } from './TaskStore.js';
 import { releaseSpanHolder } from './taskTracing.js';
 import type { TimelineEntry } from './TaskTimeline.js';
 import { TaskWaiting } from './TaskWaiting.js';
+import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TimelineRecorder } from './TimelineRecorder.js';
 import * as transitions from './transitions.js';
 import type { InputRequest, LeaseGrant } from './transitions.js';

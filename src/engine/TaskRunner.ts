@@ -258,8 +258,10 @@ export class TaskRunner {
     }
   }
 
-  /** The takeover check: aborts the run when the task is over, gone, or no longer this run's. */
-  /** Decided for `run` itself: a later run of the same task by this runner may hold its slot in `running`. */
+  /**
+   * The takeover check: aborts the run when the task is over, gone, or no longer this run's. Decided for `run` itself:
+   * a later run of the same task by this runner may hold its slot in `running`.
+   */
   private check(run: Run, record: TaskRecord | undefined): void {
     if (run.controller.signal.aborted) return;
     if (record && record.version > run.latest.version) run.latest = record;
