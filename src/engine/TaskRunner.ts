@@ -40,6 +40,7 @@ export interface TaskRunnerOptions {
 }
 
 interface Run {
+  taskId: string;
   controller: AbortController;
   /** The attempt this run claimed: a later claim of the task supersedes it. */
   attempt: number;
@@ -63,7 +64,11 @@ export class TaskRunner {
   private readonly holdsLeases: () => boolean;
   private readonly onTick: (() => Promise<void>) | undefined;
   private readonly logger: EngineLogger;
-  private readonly running = new Map<string, Run>();
+  /**
+   * Every run not yet ended, by task: a task may have two while a run superseded by this runner's own later claim (its
+   * lease lapsed under a stalled loop) has not heard of it yet; the lease ticks and a hand-back must reach it too.
+   */
+  private readonly running = new Map<string, Set<Run>>();
   private ticker: NodeJS.Timeout | undefined;
   private handedBack = false;
 
@@ -155,8 +160,9 @@ export class TaskRunner {
   private async runTraced(task: TaskRecord, controller: AbortController, watch?: TaskWatch): Promise<RunEnd> {
     const { taskId, attempts: attempt } = task;
     const { signal } = controller;
-    const run: Run = { controller, attempt, returned: false, latest: task };
-    this.running.set(taskId, run);
+    const run: Run = { taskId, controller, attempt, returned: false, latest: task };
+    const runs = this.running.get(taskId) ?? new Set<Run>();
+    this.running.set(taskId, runs.add(run));
     // The store's events (cross-process where the store has them) wake this observer; the lease ticks re-read the
     // task in case an event was lost.
     const stopObserving = this.engine.observe(
@@ -167,7 +173,7 @@ export class TaskRunner {
       (change) => change.version > run.latest.version && !(run.returned && isTerminal(change.status)),
     );
     // A change between the claim and this observer was heard by the watch (or, without one, is found by a read).
-    if (!watch || watch.heardPast(task.version)) this.recheck(taskId, run);
+    if (!watch || watch.heardPast(task.version)) this.recheck(run);
     watch?.stop();
     this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
     try {
@@ -197,7 +203,8 @@ export class TaskRunner {
       return { outcome: 'finished' };
     } finally {
       stopObserving();
-      if (this.running.get(taskId)?.controller === controller) this.running.delete(taskId);
+      runs.delete(run);
+      if (runs.size === 0 && this.running.get(taskId) === runs) this.running.delete(taskId);
     }
   }
 
@@ -207,8 +214,8 @@ export class TaskRunner {
    */
   handBackAll(reason: string): void {
     this.handedBack = true;
-    for (const [taskId, run] of this.running) {
-      this.logger.warn({ taskId, runner: this.runnerId }, 'task handed back at shutdown');
+    for (const run of this.runs()) {
+      this.logger.warn({ taskId: run.taskId, runner: this.runnerId }, 'task handed back at shutdown');
       run.controller.abort(new TaskRunAbortedError(reason, true));
     }
   }
@@ -260,7 +267,7 @@ export class TaskRunner {
 
   /**
    * The takeover check: aborts the run when the task is over, gone, or no longer this run's. Decided for `run` itself:
-   * a later run of the same task by this runner may hold its slot in `running`.
+   * a later run of the same task by this runner may be running beside it.
    */
   private check(run: Run, record: TaskRecord | undefined): void {
     if (run.controller.signal.aborted) return;
@@ -278,8 +285,8 @@ export class TaskRunner {
     if (reason) run.controller.abort(new TaskRunAbortedError(reason));
   }
 
-  private recheck(taskId: string, run: Run): void {
-    this.engine.store.get(taskId).then(
+  private recheck(run: Run): void {
+    this.engine.store.get(run.taskId).then(
       (record) => this.check(run, record),
       () => {
         // Re-read on the next tick.
@@ -295,8 +302,12 @@ export class TaskRunner {
       // Retried on the next tick; the lease is three ticks long.
       this.logger.warn({ runner: this.runnerId, error: String(error) }, 'lease renewal failed');
     }
-    for (const [taskId, run] of this.running) this.recheck(taskId, run);
+    for (const run of this.runs()) this.recheck(run);
     await this.onTick?.();
+  }
+
+  private *runs(): Generator<Run> {
+    for (const runs of this.running.values()) yield* runs;
   }
 }
 

@@ -18,6 +18,37 @@ function hangs(aborts: unknown[]): TaskWork {
     );
 }
 
+/** A store whose events never arrive (a lost notification): only reads of the task tell what changed. */
+function silent(): MemoryStore {
+  const store = new MemoryStore();
+  store.events.subscribe = () => () => {};
+  return store;
+}
+
+/** One runner claims one task twice (its first run still running): attempt 1, then attempt 2. */
+async function twoRuns(engines: TaskEngine[], store: MemoryStore, leaseMs: number) {
+  const engine = await startEngine(store, { recheckIntervalMs: 3_600_000, leaseMs });
+  engines.push(engine);
+  const aborts = new Map<number, unknown>();
+  const runner = new TaskRunner({
+    engine,
+    runnerId: 'runner-1',
+    work: ({ task, signal }) =>
+      new Promise((_, reject) =>
+        signal.addEventListener('abort', () => {
+          aborts.set(task.attempts, signal.reason);
+          reject(signal.reason as Error);
+        }),
+      ),
+  });
+  const { task } = await engine.create({ owner: 'o', request, dialect: 't', run: false });
+  const first = runner.claimAndRun(task.taskId);
+  await eventually(async () => (await engine.get('o', task.taskId)).attempts === 1);
+  const second = runner.claimAndRun(task.taskId);
+  await eventually(async () => (await engine.get('o', task.taskId)).attempts === 2);
+  return { engine, runner, aborts, first, second, taskId: task.taskId };
+}
+
 // A run observes its task's events from its start; a change between the claim and that moment is caught by a watch
 // begun before the claim (or, without one, by a read of the task as the run starts).
 describe('TaskRunner: the claim watch', () => {
@@ -135,31 +166,47 @@ describe('TaskRunner: two runs of one task in one runner', () => {
     const subscribe = store.events.subscribe.bind(store.events);
     store.events.subscribe = (taskId, listener) =>
       subscribe(taskId, (change) => setTimeout(() => listener(change), 20));
-    const engine = await startEngine(store, { recheckIntervalMs: 3_600_000, leaseMs: 60_000 });
-    engines.push(engine);
-    const aborts = new Map<number, unknown>();
-    const runner = new TaskRunner({
-      engine,
-      runnerId: 'runner-1',
-      work: ({ task, signal }) =>
-        new Promise((_, reject) =>
-          signal.addEventListener('abort', () => {
-            aborts.set(task.attempts, signal.reason);
-            reject(signal.reason as Error);
-          }),
-        ),
-    });
-    const { task } = await engine.create({ owner: 'o', request, dialect: 't', run: false });
-    const first = runner.claimAndRun(task.taskId);
-    await eventually(async () => (await engine.get('o', task.taskId)).attempts === 1);
-    const second = runner.claimAndRun(task.taskId);
-    await eventually(async () => (await engine.get('o', task.taskId)).attempts === 2);
+    const { engine, aborts, runner, first, second, taskId } = await twoRuns(engines, store, 60_000);
     expect((await first)?.outcome).toBe('aborted');
     expect(String(aborts.get(1))).toMatch(/a later run \(attempt 2\) has taken the task over/);
     expect(aborts.has(2)).toBe(false);
-    expect(runner.has(task.taskId)).toBe(true);
-    await engine.cancel('o', task.taskId);
+    expect(runner.has(taskId)).toBe(true);
+    await engine.cancel('o', taskId);
     expect((await second)?.outcome).toBe('aborted');
     expect(String(aborts.get(2))).toMatch(/cancelled/);
+  });
+});
+
+// With no event heard at all (a lost notification), only the lease ticks' re-reads find that a run was superseded,
+// and a shutdown's hand-back must reach every run: both see all of a runner's runs, two of one task included.
+describe('TaskRunner: a superseded run of its own, events lost', () => {
+  const engines: TaskEngine[] = [];
+  afterEach(async () => {
+    for (const engine of engines.splice(0)) await engine.close();
+  });
+
+  it('a lease tick aborts the earlier run, not the later one', async () => {
+    const { runner, aborts, first, second } = await twoRuns(engines, silent(), 300);
+    runner.start();
+    try {
+      expect((await first)?.outcome).toBe('aborted');
+      expect(String(aborts.get(1))).toMatch(/a later run \(attempt 2\) has taken the task over/);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(aborts.has(2)).toBe(false);
+      expect(runner.taskIds).toHaveLength(1);
+    } finally {
+      runner.stop();
+      runner.handBackAll('test over');
+    }
+    expect((await second)?.outcome).toBe('handed-back');
+  });
+
+  it('a hand-back reaches both runs', async () => {
+    const { runner, first, second, taskId } = await twoRuns(engines, silent(), 300);
+    expect(runner.taskIds).toEqual([taskId]);
+    runner.handBackAll('shutting down');
+    expect((await first)?.outcome).toBe('handed-back');
+    expect((await second)?.outcome).toBe('handed-back');
+    expect(runner.has(taskId)).toBe(false);
   });
 });
