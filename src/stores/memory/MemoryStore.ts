@@ -14,6 +14,7 @@ import { MemoryBrowse } from './MemoryBrowse.js';
 import { MemoryJournal } from './MemoryJournal.js';
 import { MemoryTimeline } from './MemoryTimeline.js';
 import { MinHeap } from './MinHeap.js';
+import { TaskPositions } from './TaskPositions.js';
 
 /** A stored task: the indexed fields as values, the whole record deeply frozen. */
 interface Stored {
@@ -28,12 +29,6 @@ interface Stored {
   createdAt: number;
 }
 
-/** Position order: newest first, ties by task id descending. Negative when `a` sorts before `b`. */
-function compareDesc(a: ListPosition, b: ListPosition): number {
-  if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
-  return a.taskId < b.taskId ? 1 : a.taskId > b.taskId ? -1 : 0;
-}
-
 /**
  * Keeps tasks in process memory: for tests, demos and single-process servers that need no durability.
  * Records are copied once on write and frozen, so a read hands out the stored record itself, and callers can never
@@ -46,16 +41,15 @@ export class MemoryStore implements TaskStore {
   readonly timeline = new MemoryTimeline();
   readonly browse = new MemoryBrowse({
     positions: () => this.all,
-    positionsOf: (owner) => this.byOwner.get(owner) ?? [],
+    positionsOf: (owner) => this.byOwner.get(owner),
     read: (taskId) => this.read(taskId),
-    seek: (positions, after) => seekAfter(positions, after),
   });
   private readonly tasks = new Map<string, Stored>();
   /** Every task's position, newest first (the operators' view across owners). */
-  private readonly all: ListPosition[] = [];
+  private readonly all = new TaskPositions();
   private readonly byKey = new Map<string, string>();
   /** Per owner, positions sorted newest first. */
-  private readonly byOwner = new Map<string, ListPosition[]>();
+  private readonly byOwner = new Map<string, TaskPositions>();
   private readonly activeByOwner = new Map<string, number>();
   private readonly leased = new Set<string>();
   private readonly expiry = new MinHeap<string>();
@@ -77,13 +71,13 @@ export class MemoryStore implements TaskStore {
     // Nothing awaits between these checks and the write, so they are atomic with it.
     if (limits.maxActive !== undefined && (this.activeByOwner.get(record.owner) ?? 0) >= limits.maxActive)
       return { inserted: false, reason: 'limit', limit: 'active' };
-    if (limits.maxStored !== undefined && (this.byOwner.get(record.owner)?.length ?? 0) >= limits.maxStored)
+    if (limits.maxStored !== undefined && (this.byOwner.get(record.owner)?.size ?? 0) >= limits.maxStored)
       return { inserted: false, reason: 'limit', limit: 'stored' };
     this.write(record);
-    const positions = this.byOwner.get(record.owner) ?? [];
-    positions.splice(insertionIndex(positions, record), 0, { createdAt: record.createdAt, taskId: record.taskId });
+    const positions = this.byOwner.get(record.owner) ?? new TaskPositions();
+    positions.add(record);
     this.byOwner.set(record.owner, positions);
-    this.all.splice(insertionIndex(this.all, record), 0, { createdAt: record.createdAt, taskId: record.taskId });
+    this.all.add(record);
     if (record.idempotencyKey !== undefined) this.byKey.set(keyOf(record.owner, record.idempotencyKey), record.taskId);
     return { inserted: true };
   }
@@ -117,23 +111,18 @@ export class MemoryStore implements TaskStore {
     this.leased.delete(taskId);
     if (stored.active) this.countActiveChange(stored.owner, -1);
     if (stored.idempotencyKey !== undefined) this.byKey.delete(keyOf(stored.owner, stored.idempotencyKey));
+    const position = { createdAt: stored.createdAt, taskId };
     const positions = this.byOwner.get(stored.owner);
-    if (positions) {
-      const index = insertionIndex(positions, { createdAt: stored.createdAt, taskId });
-      if (positions[index]?.taskId === taskId) positions.splice(index, 1);
-      if (positions.length === 0) this.byOwner.delete(stored.owner);
-    }
-    const index = insertionIndex(this.all, { createdAt: stored.createdAt, taskId });
-    if (this.all[index]?.taskId === taskId) this.all.splice(index, 1);
+    positions?.remove(position);
+    if (positions?.size === 0) this.byOwner.delete(stored.owner);
+    this.all.remove(position);
     return true;
   }
 
   async list(owner: string, options: { after?: ListPosition; limit: number; now: number }): Promise<TaskRecord[]> {
-    const positions = this.byOwner.get(owner) ?? [];
-    let index = options.after ? seekAfter(positions, options.after) : 0;
     const page: TaskRecord[] = [];
-    for (; index < positions.length && page.length < options.limit; index++) {
-      const taskId = (positions[index] as ListPosition).taskId;
+    for (const { taskId } of this.byOwner.get(owner)?.after(options.after) ?? []) {
+      if (page.length >= options.limit) break;
       const stored = this.tasks.get(taskId);
       if (stored && (stored.expiresAt === null || stored.expiresAt > options.now))
         page.push(this.read(taskId) as TaskRecord);
@@ -218,25 +207,6 @@ export class MemoryStore implements TaskStore {
     if (count === 0) this.activeByOwner.delete(owner);
     else this.activeByOwner.set(owner, count);
   }
-}
-
-/** First index whose position sorts strictly after `after`. */
-function seekAfter(positions: readonly ListPosition[], after: ListPosition): number {
-  let index = insertionIndex(positions, after);
-  while (index < positions.length && compareDesc(positions[index] as ListPosition, after) <= 0) index++;
-  return index;
-}
-
-/** First index whose position does not sort before `position` (binary search). */
-function insertionIndex(positions: readonly ListPosition[], position: ListPosition): number {
-  let low = 0;
-  let high = positions.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (compareDesc(positions[mid] as ListPosition, position) < 0) low = mid + 1;
-    else high = mid;
-  }
-  return low;
 }
 
 function keyOf(owner: string, key: string): string {
