@@ -70,11 +70,13 @@ function prepare(db: Database.Database) {
        AND seq > (SELECT min(seq) FROM mcp_tasks_timeline WHERE task_id = @taskId)`,
   );
   return {
-    append: db.transaction((taskId: string, entries: TimelineEntry[], maxEntries: number) => {
+    // Always run inside a transaction of the group commit (a lone write's, or a savepoint of a shared one), which makes
+    // its statements atomic: a savepoint of its own would only add two statements per entry written.
+    append: (taskId: string, entries: TimelineEntry[], maxEntries: number) => {
       let seq = last.get(taskId) as number;
       for (const entry of entries) insert.run(taskId, ++seq, JSON.stringify(entry));
       if (seq > maxEntries) trim.run({ taskId, upTo: seq - Math.max(1, maxEntries - 1) });
-    }),
+    },
     read: db.prepare('SELECT data FROM mcp_tasks_timeline WHERE task_id = ? ORDER BY seq'),
     remove: db.prepare('DELETE FROM mcp_tasks_timeline WHERE task_id = ?'),
   };
