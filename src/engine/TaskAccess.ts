@@ -98,7 +98,7 @@ export class TaskAccess {
       // A store that can appends the timeline and publishes the change with the write itself.
       const timeline = this.store.replacesAlong ? this.timelines.entriesFor(current, next) : undefined;
       const along: ReplaceAlong | undefined = this.store.replacesAlong
-        ? { change: announced, ...(timeline && { timeline }) }
+        ? { change: announced, previous: current, ...(timeline && { timeline }) }
         : undefined;
       if (await this.guard(() => this.store.replace(next, current.version, along))) {
         if (!along) await this.timelines.record(current, next);

@@ -49,6 +49,11 @@ export interface ReplaceAlong {
   timeline?: TimelineAppend;
   /** Published on the store's event bus once the write is stored. */
   change: TaskChange;
+  /**
+   * The record at `expectedVersion` as the writer read it (its lease perhaps renewed in place since): a store may
+   * write only the indexed fields that differ from it.
+   */
+  previous?: TaskRecord;
 }
 
 /**

@@ -137,6 +137,33 @@ export function storeContract(name: string, harness: StoreHarness): void {
       expect((await store.get(record.taskId))?.leaseUntil).toBeUndefined();
     });
 
+    it('given the record it replaces, writes what changed: indexed reads follow, a renewed lease stays', async () => {
+      // A store that writes with `along` may keep the timeline beside the write.
+      await store.timeline?.init();
+      const now = Date.now();
+      const record = makeRecord({ owner: 'prev-owner', runner: 'r1', leaseUntil: now + 1000, expiresAt: now + 60_000 });
+      await store.insert(record);
+      await store.renewLeases('r1', now + 5000);
+      const change = (next: TaskRecord): TaskChange => ({ version: next.version, status: next.status });
+      // Nothing indexed changes: the lease renewed since the writer's read is kept.
+      const moved = { ...record, statusMessage: 'halfway', version: 2 };
+      expect(await store.replace(moved, 1, { change: change(moved), previous: record })).toBe(true);
+      expect(await store.get(record.taskId)).toMatchObject({ statusMessage: 'halfway', leaseUntil: now + 5000 });
+      expect(await store.countActive('prev-owner')).toBe(1);
+      // Another runner claims it: its runner and lease are written.
+      const claimed = { ...moved, runner: 'r2', leaseUntil: now + 2000, version: 3 };
+      expect(await store.replace(claimed, 2, { change: change(claimed), previous: moved })).toBe(true);
+      expect(await store.get(record.taskId)).toMatchObject({ runner: 'r2', leaseUntil: now + 2000 });
+      expect((await store.findStale(now + 3000, 10)).map((t) => t.taskId)).toEqual([record.taskId]);
+      // It ends: status, lease and expiry are written, and every read over them follows.
+      const { runner: _runner, leaseUntil: _lease, ...rest } = claimed;
+      const ended: TaskRecord = { ...rest, status: 'completed', expiresAt: now - 1, version: 4 };
+      expect(await store.replace(ended, 3, { change: change(ended), previous: claimed })).toBe(true);
+      expect(await store.countActive('prev-owner')).toBe(0);
+      expect(await store.findStale(now + 3000, 10)).toEqual([]);
+      expect((await store.sweepExpired(now, 10)).map((t) => t.taskId)).toEqual([record.taskId]);
+    });
+
     it('lets exactly one of many concurrent writers win a compare-and-set', async () => {
       const record = makeRecord();
       await store.insert(record);

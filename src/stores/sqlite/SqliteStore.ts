@@ -17,6 +17,7 @@ import {
 import { Checkpointer } from './Checkpointer.js';
 import { GroupCommit } from './GroupCommit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
+import { ReplaceStatements } from './ReplaceStatements.js';
 import { RecordCache } from './RecordCache.js';
 import { RunnerLocks } from './RunnerLocks.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
@@ -287,7 +288,8 @@ export class SqliteStore implements TaskStore {
     const written = await this.commits.run(() => {
       // The stored lease may differ from `next`'s (see the statement): the next read takes it from the file.
       this.cache.forget(next.taskId);
-      const changed = s.replace.run({ ...columns(next), expected: expectedVersion }).changes === 1;
+      const statement = s.replace.for(next, along?.previous);
+      const changed = statement.run({ ...columns(next), expected: expectedVersion }).changes === 1;
       // The timeline entries go in the write's own transaction: one savepoint and one commit for both.
       if (changed && timeline) this.timeline.appendNow(next.taskId, timeline.entries, timeline.maxEntries);
       return changed;
@@ -391,14 +393,7 @@ export class SqliteStore implements TaskStore {
       exists: db.prepare('SELECT 1 FROM mcp_tasks WHERE task_id = ?').pluck(),
       get: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE task_id = ?'),
       byKey: db.prepare('SELECT data, lease_until FROM mcp_tasks WHERE owner = ? AND idempotency_key = ?'),
-      replace: db.prepare(
-        // A lease renewed since the writer read the task is kept when the runner stays the same.
-        `UPDATE mcp_tasks SET status = @status, expires_at = @expires_at, runner = @runner,
-           lease_until = CASE WHEN runner IS @runner AND @lease_until IS NOT NULL AND lease_until > @lease_until
-                              THEN lease_until ELSE @lease_until END,
-           version = @version, data = @data
-         WHERE task_id = @task_id AND version = @expected`,
-      ),
+      replace: new ReplaceStatements(db),
       delete: db.prepare('DELETE FROM mcp_tasks WHERE task_id = ?'),
       listFirst: db.prepare(
         `SELECT data, lease_until FROM mcp_tasks
