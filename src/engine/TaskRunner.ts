@@ -277,9 +277,10 @@ export class TaskRunner {
     // Once the work has returned, a terminal status is most likely its own outcome landing (the engine keeps the first).
     else if (isTerminal(record.status)) reason = run.returned ? undefined : `the task is ${record.status}`;
     else if (this.engine.isExpired(record, Date.now())) reason = 'the task has expired';
-    // A run that suspended itself for input gave its lease up and is about to return.
-    else if (record.suspended) return;
-    else if (record.runner !== this.runnerId) reason = 'another runner has taken the task over';
+    // A run that suspended itself for input gave its lease up and is about to return; a suspension by a later
+    // attempt (found below) is a takeover like any other.
+    else if (record.suspended && record.attempts === run.attempt) return;
+    else if (record.runner !== this.runnerId && !record.suspended) reason = 'another runner has taken the task over';
     else if (record.attempts !== run.attempt)
       reason = `a later run (attempt ${record.attempts}) has taken the task over`;
     if (reason) run.controller.abort(new TaskRunAbortedError(reason));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { TaskRunner, type TaskEngine, type TaskRecord, type TaskWork } from '../../src/engine/index.js';
+import { SUSPENDED, TaskRunner, type TaskEngine, type TaskRecord, type TaskWork } from '../../src/engine/index.js';
 import { MemoryStore } from '../../src/stores/index.js';
 import { startEngine } from '../helpers/engines.js';
 import { eventually } from '../helpers/rawWire.js';
@@ -208,5 +208,54 @@ describe('TaskRunner: a superseded run of its own, events lost', () => {
     expect((await first)?.outcome).toBe('handed-back');
     expect((await second)?.outcome).toBe('handed-back');
     expect(runner.has(taskId)).toBe(false);
+  });
+});
+
+// A later attempt that suspends itself gives its lease up, which for that run is no takeover; for the run it
+// superseded it is one, or that run's outcome would land over the parked task.
+describe('TaskRunner: a superseded run, the later attempt parked', () => {
+  const engines: TaskEngine[] = [];
+  afterEach(async () => {
+    for (const engine of engines.splice(0)) await engine.close();
+  });
+
+  it('aborts the earlier run once the later one has suspended, and its outcome is not recorded', async () => {
+    const engine = await startEngine(silent(), { recheckIntervalMs: 3_600_000, leaseMs: 300 });
+    engines.push(engine);
+    let finishFirst = () => {};
+    const firstMayFinish = new Promise<void>((resolve) => (finishFirst = resolve));
+    const aborts = new Map<number, unknown>();
+    const runner = new TaskRunner({
+      engine,
+      runnerId: 'runner-1',
+      work: async ({ task, signal, suspend }) => {
+        signal.addEventListener('abort', () => aborts.set(task.attempts, signal.reason));
+        if (task.attempts === 1) {
+          // Stalled: it ignores its signal and returns late.
+          await firstMayFinish;
+          return { kind: 'result', result: { from: 'attempt 1' } };
+        }
+        await suspend([{ method: 'elicitation/create', params: {} }], () => ({}));
+        return SUSPENDED;
+      },
+    });
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't', run: false });
+    const first = runner.claimAndRun(task.taskId);
+    await eventually(async () => (await engine.get('o', task.taskId)).attempts === 1);
+    expect((await runner.claimAndRun(task.taskId))?.reason).toBe('suspended for input');
+    runner.start();
+    try {
+      await eventually(() => aborts.has(1));
+      expect(String(aborts.get(1))).toMatch(/a later run \(attempt 2\) has taken the task over/);
+      finishFirst();
+      expect((await first)?.outcome).toBe('aborted');
+      const parked = await engine.get('o', task.taskId);
+      expect(parked.status).toBe('input_required');
+      expect(parked.suspended).toBeTruthy();
+      expect(aborts.has(2)).toBe(false);
+    } finally {
+      finishFirst();
+      runner.stop();
+    }
   });
 });

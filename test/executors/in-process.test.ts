@@ -222,6 +222,34 @@ describe('InProcessExecutor', () => {
     };
   }
 
+  it('counts and, at close, aborts a re-run whose superseded run of the same task has ended', async () => {
+    let offset = 0;
+    const clock: Clock = { now: () => Date.now() + offset };
+    const aborts = new Map<number, unknown>();
+    const { engine, executor } = await setup(
+      ({ task, signal }) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => {
+            aborts.set(task.attempts, signal.reason);
+            resolve({ kind: 'result', result: {} });
+          }),
+        ),
+      4,
+      {},
+      { leaseMs: 60_000, clock },
+    );
+    const { task } = await engine.create({ owner: 'o', request, dialect: 't', retrySafe: true });
+    await eventually(async () => (await engine.get('o', task.taskId)).attempts === 1);
+    offset = 120_000;
+    expect(await engine.recover()).toEqual({ failed: 0, rerun: 1 });
+    await eventually(() => aborts.has(1));
+    // The superseded run has ended; the re-run holds its slot until it is aborted.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(executor.activeCount).toBe(1);
+    await executor.close();
+    expect(String(aborts.get(2))).toMatch(/shutting down/);
+  });
+
   it('aborts the run when another runner claims the task, and records none of its outcome', async () => {
     const aborts: unknown[] = [];
     const { engine, executor } = await setup(firstRunHangs(aborts), 4, {}, { leaseMs: 60_000 });

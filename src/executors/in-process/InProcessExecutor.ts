@@ -52,7 +52,8 @@ export class InProcessExecutor implements Executor {
   /** Waiting tasks per owner; the map's order is the round-robin order (served owners move to the end). */
   private readonly waiting = new Map<string, Waiting[]>();
   private waitingCount = 0;
-  private readonly running = new Map<string, AbortController>();
+  /** One controller per run: two runs of one task (a superseded one still ending) are both reached at close. */
+  private readonly running = new Set<AbortController>();
   private readonly finished = new Set<Promise<void>>();
   private closed = false;
 
@@ -96,7 +97,7 @@ export class InProcessExecutor implements Executor {
     this.closed = true;
     this.waiting.clear();
     this.waitingCount = 0;
-    for (const controller of this.running.values()) controller.abort(new ExecutorClosedError());
+    for (const controller of this.running) controller.abort(new ExecutorClosedError());
     await Promise.allSettled([...this.finished]);
     this.runner.stop();
   }
@@ -106,9 +107,9 @@ export class InProcessExecutor implements Executor {
       const task = next;
       const controller = new AbortController();
       this.slots.take(task);
-      this.running.set(task.taskId, controller);
+      this.running.add(controller);
       const done = this.run(task, controller).finally(() => {
-        this.running.delete(task.taskId);
+        this.running.delete(controller);
         this.slots.release(task);
         this.finished.delete(done);
         this.pump();
