@@ -44,14 +44,25 @@ export interface EngineHandle {
   readonly store: Pick<TaskStore, 'get' | 'events'>;
   /** `known`: the task as the caller read it moments ago; the claim is tried on it first (see TaskAccess.update). */
   markStarted(taskId: string, runner: string, attempt?: number, known?: TaskRecord): Promise<TaskRecord | undefined>;
-  /** `known`: the run's latest copy of the task; the write is tried on it first. */
-  complete(taskId: string, outcome: TaskOutcome, statusMessage?: string, known?: TaskRecord): Promise<boolean>;
+  /**
+   * `known`: the run's latest copy of the task; the write is tried on it first. `attempt`: the run's claim; nothing is
+   * recorded once a later claim superseded it.
+   */
+  complete(
+    taskId: string,
+    outcome: TaskOutcome,
+    statusMessage?: string,
+    known?: TaskRecord,
+    attempt?: number,
+  ): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
   setStatusMessage(taskId: string, statusMessage: string): Promise<void>;
   reportProgress(taskId: string, update: ProgressUpdate): Promise<void>;
+  /** `attempt`: the asking run; refused with StaleLeaseError once a later claim superseded it (so is `suspend`). */
   requestInput(
     taskId: string,
     requests: Array<{ method: string; params?: Record<string, unknown> }>,
+    attempt?: number,
   ): Promise<string[]>;
   awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer>;
   withdrawInput(taskId: string, key: string): Promise<void>;
@@ -59,6 +70,7 @@ export interface EngineHandle {
     taskId: string,
     requests: Array<{ method: string; params?: Record<string, unknown> }>,
     metaFor: (keys: string[]) => Record<string, unknown>,
+    attempt?: number,
   ): Promise<string[]>;
   observe(
     taskId: string,

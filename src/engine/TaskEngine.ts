@@ -228,18 +228,22 @@ export class TaskEngine implements EngineHandle {
 
   // ---- what the work asks of its requestor (TaskInputs) -------------------------------------------------------
 
-  /** Adds outstanding input requests and moves the task to `input_required` (spec R23). Returns their keys. */
-  requestInput(taskId: string, requests: InputRequest[]): Promise<string[]> {
-    return this.inputs.requestInput(taskId, requests);
+  /**
+   * Adds outstanding input requests and moves the task to `input_required` (spec R23). Returns their keys. With
+   * `attempt` (the asking run), throws StaleLeaseError once a later claim superseded that run.
+   */
+  requestInput(taskId: string, requests: InputRequest[], attempt?: number): Promise<string[]> {
+    return this.inputs.requestInput(taskId, requests, attempt);
   }
 
-  /** Parks a task for input without holding its work in memory (TaskInputs.suspend). */
+  /** Parks a task for input without holding its work in memory (TaskInputs.suspend); `attempt` as for requestInput. */
   suspend(
     taskId: string,
     requests: InputRequest[],
     metaFor: (keys: string[]) => Record<string, unknown>,
+    attempt?: number,
   ): Promise<string[]> {
-    return this.inputs.suspend(taskId, requests, metaFor);
+    return this.inputs.suspend(taskId, requests, metaFor, attempt);
   }
 
   /** Suspends a workflow run until a durable timer and/or answers (TaskInputs.park). */
@@ -289,9 +293,15 @@ export class TaskEngine implements EngineHandle {
   /**
    * Stores the outcome exactly and ends the task: a JSON-RPC error or a result ends it `failed` or `completed`
    * according to the dialect's policy. Returns false when the task was already terminal (spec R51: a cancelled
-   * task stays cancelled) or is gone.
+   * task stays cancelled) or is gone, or when `attempt` (the run recording it) is no longer the task's latest claim.
    */
-  async complete(taskId: string, outcome: TaskOutcome, statusMessage?: string, known?: TaskRecord): Promise<boolean> {
+  async complete(
+    taskId: string,
+    outcome: TaskOutcome,
+    statusMessage?: string,
+    known?: TaskRecord,
+    attempt?: number,
+  ): Promise<boolean> {
     const capped = capOutcome(this.limits, outcome);
     if (capped) {
       // An unbounded blob is never stored: the task fails with a message saying why, and the result is dropped.
@@ -305,7 +315,7 @@ export class TaskEngine implements EngineHandle {
       const final = outcome;
       const { record: next, changed } = await this.update(
         taskId,
-        (record) => transitions.complete(record, final, this.clock.now(), statusMessage),
+        (record) => transitions.complete(record, final, this.clock.now(), statusMessage, attempt),
         known,
       );
       if (changed) {

@@ -2,9 +2,11 @@ import type { Clock } from './Clock.js';
 import { checkDepth, checkSize, type EngineLimits } from './EngineLimits.js';
 import * as offers from './offers.js';
 import type { TaskAccess } from './TaskAccess.js';
+import { StaleLeaseError } from './StepJournal.js';
 import { TaskNotFoundError } from './TaskError.js';
 import type { RunHandover, TaskMaintenance } from './TaskMaintenance.js';
 import type { InputAnswer, TaskRecord } from './TaskRecord.js';
+import { isTerminal } from './TaskStatus.js';
 import * as transitions from './transitions.js';
 import type { InputRequest } from './transitions.js';
 
@@ -46,8 +48,11 @@ export class TaskInputs {
   }
 
   /** Adds outstanding input requests and moves the task to `input_required` (spec R23). Returns their keys. */
-  requestInput(taskId: string, requests: InputRequest[]): Promise<string[]> {
-    return this.updateKeyed(taskId, (record) => transitions.addInputRequests(record, requests, this.clock.now()));
+  requestInput(taskId: string, requests: InputRequest[], attempt?: number): Promise<string[]> {
+    return this.updateKeyed(taskId, (record) => {
+      ofAttempt(record, attempt);
+      return transitions.addInputRequests(record, requests, this.clock.now());
+    });
   }
 
   /**
@@ -58,8 +63,12 @@ export class TaskInputs {
     taskId: string,
     requests: InputRequest[],
     metaFor: (keys: string[]) => Record<string, unknown>,
+    attempt?: number,
   ): Promise<string[]> {
-    return this.updateKeyed(taskId, (record) => transitions.suspend(record, requests, metaFor, this.clock.now()));
+    return this.updateKeyed(taskId, (record) => {
+      ofAttempt(record, attempt);
+      return transitions.suspend(record, requests, metaFor, this.clock.now());
+    });
   }
 
   /**
@@ -121,4 +130,10 @@ export class TaskInputs {
     });
     return keys;
   }
+}
+
+/** A run superseded by a later claim asks nothing more of the requestor (it may not have heard of that claim yet). */
+function ofAttempt(record: TaskRecord, attempt: number | undefined): void {
+  if (attempt !== undefined && record.attempts !== attempt && !isTerminal(record.status))
+    throw new StaleLeaseError(record.taskId, `attempt ${attempt} was superseded`);
 }

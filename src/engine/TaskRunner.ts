@@ -198,7 +198,10 @@ export class TaskRunner {
         return { outcome: 'finished', reason: 'suspended for input' };
       }
       const final = outcome;
-      await this.settle(taskId, signal, () => this.engine.complete(taskId, final, statusMessage, run.latest));
+      // Conditional on the run's attempt: an event telling of a later claim may not have arrived yet.
+      await this.settle(taskId, signal, () =>
+        this.engine.complete(taskId, final, statusMessage, run.latest, run.attempt),
+      );
       this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
       return { outcome: 'finished' };
     } finally {
@@ -229,14 +232,14 @@ export class TaskRunner {
       setStatusMessage: (message) => engine.setStatusMessage(taskId, message),
       ...(this.storesProgress && { reportProgress: (update) => engine.reportProgress(taskId, update) }),
       requestInput: async (request) => {
-        const [key] = await engine.requestInput(taskId, [request]);
+        const [key] = await engine.requestInput(taskId, [request], task.attempts);
         try {
           return await engine.awaitInputAnswer(taskId, key as string, signal);
         } finally {
           if (signal.aborted) await engine.withdrawInput(taskId, key as string).catch(() => {});
         }
       },
-      suspend: (requests, meta) => engine.suspend(taskId, requests, meta),
+      suspend: (requests, meta) => engine.suspend(taskId, requests, meta, task.attempts),
     };
   }
 

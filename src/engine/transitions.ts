@@ -273,8 +273,11 @@ export function complete(
   outcome: TaskOutcome,
   now: number,
   statusMessage?: string,
+  /** The run recording it: a run superseded by a later claim records nothing, heard of its supersession or not. */
+  attempt?: number,
 ): TaskRecord | null {
   if (isTerminal(record.status)) return null;
+  if (attempt !== undefined && record.attempts !== attempt) return null;
   const status = outcomeStatus(record, outcome);
   const message = statusMessage ?? (status === 'failed' ? failureMessage(outcome) : undefined);
   return toTerminal({ ...record, outcome }, status, now, message);

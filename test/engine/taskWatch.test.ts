@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { SUSPENDED, TaskRunner, type TaskEngine, type TaskRecord, type TaskWork } from '../../src/engine/index.js';
+import {
+  StaleLeaseError,
+  SUSPENDED,
+  TaskRunner,
+  type TaskEngine,
+  type TaskRecord,
+  type TaskWork,
+} from '../../src/engine/index.js';
 import { MemoryStore } from '../../src/stores/index.js';
 import { startEngine } from '../helpers/engines.js';
 import { eventually } from '../helpers/rawWire.js';
@@ -25,21 +32,26 @@ function silent(): MemoryStore {
   return store;
 }
 
-/** One runner claims one task twice (its first run still running): attempt 1, then attempt 2. */
-async function twoRuns(engines: TaskEngine[], store: MemoryStore, leaseMs: number) {
+/**
+ * One runner claims one task twice (its first run still running): attempt 1, then attempt 2. Runs wait for their
+ * abort and record its reason, except attempt 1 when `firstRun` is given: it does that instead.
+ */
+async function twoRuns(engines: TaskEngine[], store: MemoryStore, leaseMs: number, firstRun?: TaskWork) {
   const engine = await startEngine(store, { recheckIntervalMs: 3_600_000, leaseMs });
   engines.push(engine);
   const aborts = new Map<number, unknown>();
   const runner = new TaskRunner({
     engine,
     runnerId: 'runner-1',
-    work: ({ task, signal }) =>
-      new Promise((_, reject) =>
-        signal.addEventListener('abort', () => {
-          aborts.set(task.attempts, signal.reason);
-          reject(signal.reason as Error);
-        }),
-      ),
+    work: (context) =>
+      firstRun && context.task.attempts === 1
+        ? firstRun(context)
+        : new Promise((_, reject) =>
+            context.signal.addEventListener('abort', () => {
+              aborts.set(context.task.attempts, context.signal.reason);
+              reject(context.signal.reason as Error);
+            }),
+          ),
   });
   const { task } = await engine.create({ owner: 'o', request, dialect: 't', run: false });
   const first = runner.claimAndRun(task.taskId);
@@ -198,6 +210,50 @@ describe('TaskRunner: a superseded run of its own, events lost', () => {
       runner.stop();
       runner.handBackAll('test over');
     }
+    expect((await second)?.outcome).toBe('handed-back');
+  });
+
+  it('records nothing from the earlier run that returns before it hears of the later claim', async () => {
+    let finishFirst = () => {};
+    const firstMayFinish = new Promise<void>((resolve) => (finishFirst = resolve));
+    const { engine, runner, second, first, taskId } = await twoRuns(engines, silent(), 60_000, async () => {
+      await firstMayFinish;
+      return { kind: 'result', result: { from: 'attempt 1' } };
+    });
+    finishFirst();
+    await first;
+    const after = await engine.get('o', taskId);
+    expect(after.status).toBe('working');
+    expect(after.outcome).toBeUndefined();
+    runner.handBackAll('test over');
+    expect((await second)?.outcome).toBe('handed-back');
+  });
+
+  it('refuses the earlier run’s question with StaleLeaseError; the task asks nothing', async () => {
+    let askNow = () => {};
+    const mayAsk = new Promise<void>((resolve) => (askNow = resolve));
+    const refusals: unknown[] = [];
+    const { engine, runner, second, first, taskId } = await twoRuns(
+      engines,
+      silent(),
+      60_000,
+      async ({ requestInput }) => {
+        await mayAsk;
+        await requestInput({ method: 'elicitation/create', params: {} }).catch((error: unknown) => {
+          refusals.push(error);
+          throw error;
+        });
+        return { kind: 'result', result: {} };
+      },
+    );
+    askNow();
+    await first;
+    expect(refusals[0]).toBeInstanceOf(StaleLeaseError);
+    const after = await engine.get('o', taskId);
+    expect(after.status).toBe('working');
+    expect(after.inputRequests).toEqual({});
+    expect(after.outcome).toBeUndefined();
+    runner.handBackAll('test over');
     expect((await second)?.outcome).toBe('handed-back');
   });
 
