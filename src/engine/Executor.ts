@@ -56,8 +56,9 @@ export interface EngineHandle {
     attempt?: number,
   ): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
-  setStatusMessage(taskId: string, statusMessage: string): Promise<void>;
-  reportProgress(taskId: string, update: ProgressUpdate): Promise<void>;
+  /** `attempt`: the writing run; its writes are dropped once a later claim superseded it. */
+  setStatusMessage(taskId: string, statusMessage: string, attempt?: number): Promise<void>;
+  reportProgress(taskId: string, update: ProgressUpdate, attempt?: number): Promise<void>;
   /** `attempt`: the asking run; refused with StaleLeaseError once a later claim superseded it (so is `suspend`). */
   requestInput(
     taskId: string,

@@ -276,13 +276,20 @@ export class TaskEngine implements EngineHandle {
     await this.update(taskId, (record) => transitions.annotate(record, meta));
   }
 
-  async setStatusMessage(taskId: string, statusMessage: string): Promise<void> {
-    await this.update(taskId, (record) => transitions.setStatusMessage(record, statusMessage));
+  async setStatusMessage(taskId: string, statusMessage: string, attempt?: number): Promise<void> {
+    await this.update(taskId, (record) =>
+      transitions.superseded(record, attempt) ? null : transitions.setStatusMessage(record, statusMessage),
+    );
   }
 
-  /** Stores the work's latest progress (and its message as the statusMessage) in one write; ignored once terminal. */
-  async reportProgress(taskId: string, update: ProgressUpdate): Promise<void> {
-    await this.update(taskId, (record) => transitions.reportProgress(record, update));
+  /**
+   * Stores the work's latest progress (and its message as the statusMessage) in one write; ignored once terminal, and,
+   * with `attempt` (the reporting run), once a later claim superseded that run (so is `setStatusMessage`).
+   */
+  async reportProgress(taskId: string, update: ProgressUpdate, attempt?: number): Promise<void> {
+    await this.update(taskId, (record) =>
+      transitions.superseded(record, attempt) ? null : transitions.reportProgress(record, update),
+    );
   }
 
   /** Moves an `input_required` task back to `working` (e.g. a multi-round-trip tool re-invoked with its answers). */

@@ -134,6 +134,6 @@ export class TaskInputs {
 
 /** A run superseded by a later claim asks nothing more of the requestor (it may not have heard of that claim yet). */
 function ofAttempt(record: TaskRecord, attempt: number | undefined): void {
-  if (attempt !== undefined && record.attempts !== attempt && !isTerminal(record.status))
+  if (transitions.superseded(record, attempt) && !isTerminal(record.status))
     throw new StaleLeaseError(record.taskId, `attempt ${attempt} was superseded`);
 }

@@ -229,8 +229,10 @@ export class TaskRunner {
     return {
       task,
       signal,
-      setStatusMessage: (message) => engine.setStatusMessage(taskId, message),
-      ...(this.storesProgress && { reportProgress: (update) => engine.reportProgress(taskId, update) }),
+      setStatusMessage: (message) => engine.setStatusMessage(taskId, message, task.attempts),
+      ...(this.storesProgress && {
+        reportProgress: (update) => engine.reportProgress(taskId, update, task.attempts),
+      }),
       requestInput: async (request) => {
         const [key] = await engine.requestInput(taskId, [request], task.attempts);
         try {

@@ -264,6 +264,11 @@ export function resume(record: TaskRecord): TaskRecord | null {
   return null;
 }
 
+/** Whether `attempt` (a run's claim) is no longer the task's latest: a later claim superseded that run. */
+export function superseded(record: TaskRecord, attempt: number | undefined): boolean {
+  return attempt !== undefined && record.attempts !== attempt;
+}
+
 /**
  * Stores the outcome exactly and ends the task `failed` or `completed` by the dialect's policy. Null once terminal
  * (spec R51: a cancelled task stays cancelled).
@@ -277,7 +282,7 @@ export function complete(
   attempt?: number,
 ): TaskRecord | null {
   if (isTerminal(record.status)) return null;
-  if (attempt !== undefined && record.attempts !== attempt) return null;
+  if (superseded(record, attempt)) return null;
   const status = outcomeStatus(record, outcome);
   const message = statusMessage ?? (status === 'failed' ? failureMessage(outcome) : undefined);
   return toTerminal({ ...record, outcome }, status, now, message);

@@ -213,18 +213,25 @@ describe('TaskRunner: a superseded run of its own, events lost', () => {
     expect((await second)?.outcome).toBe('handed-back');
   });
 
-  it('records nothing from the earlier run that returns before it hears of the later claim', async () => {
+  it('records nothing from the earlier run that writes before it hears of the later claim: no status, no outcome', async () => {
     let finishFirst = () => {};
     const firstMayFinish = new Promise<void>((resolve) => (finishFirst = resolve));
-    const { engine, runner, second, first, taskId } = await twoRuns(engines, silent(), 60_000, async () => {
-      await firstMayFinish;
-      return { kind: 'result', result: { from: 'attempt 1' } };
-    });
+    const { engine, runner, second, first, taskId } = await twoRuns(
+      engines,
+      silent(),
+      60_000,
+      async ({ setStatusMessage }) => {
+        await firstMayFinish;
+        await setStatusMessage('from attempt 1');
+        return { kind: 'result', result: { from: 'attempt 1' } };
+      },
+    );
     finishFirst();
     await first;
     const after = await engine.get('o', taskId);
     expect(after.status).toBe('working');
     expect(after.outcome).toBeUndefined();
+    expect(after.statusMessage).not.toBe('from attempt 1');
     runner.handBackAll('test over');
     expect((await second)?.outcome).toBe('handed-back');
   });
