@@ -45,6 +45,34 @@ export const DEFAULT_LIMITS: EngineLimits = {
   timelineEntries: DEFAULT_TIMELINE_MAX_ENTRIES,
 };
 
+/** The limits counted in whole units (tasks, entries, levels, ms, bytes), and the least each may be. */
+const WHOLE: Array<[keyof EngineLimits, number]> = [
+  ['maxTtlMs', 0],
+  ['defaultTtlMs', 0],
+  ['minTtlMs', 0],
+  ['maxActivePerOwner', 0],
+  ['maxStoredPerOwner', 0],
+  ['listPageSize', 1],
+  ['maxArgumentsBytes', 0],
+  ['maxResultBytes', 0],
+  ['maxJsonDepth', 1],
+  ['timelineEntries', 0],
+];
+
+/**
+ * Refuses, as the engine is made, a limit that is not a whole number in range (`null` stays allowed where the type
+ * has it): stores write limits into their statements (PostgreSQL's bigint parameters), where `Infinity` or 2.5 would
+ * fail every creation instead of failing once, here, with the limit's name.
+ */
+export function checkLimits(limits: EngineLimits): void {
+  for (const [name, least] of WHOLE) {
+    const value = limits[name];
+    if (value === null) continue;
+    if (!Number.isSafeInteger(value) || (value as number) < least)
+      throw new TypeError(`limits.${name} must be an integer of at least ${least}; got ${String(value)}`);
+  }
+}
+
 /** Refuses what the requestor sends (arguments, an input answer) over the size cap. */
 export function checkSize(limits: EngineLimits, what: 'arguments' | 'input', value: unknown): void {
   const max = limits.maxArgumentsBytes;

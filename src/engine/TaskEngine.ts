@@ -2,7 +2,7 @@ import type { TaskChange } from './TaskChange.js';
 import { systemClock, type Clock } from './Clock.js';
 import { CursorCodec } from './CursorCodec.js';
 import { silentLogger, type EngineLogger } from './EngineHooks.js';
-import { capOutcome, DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
+import { capOutcome, checkLimits, DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
 import type { EngineHandle, Executor } from './Executor.js';
 import { ANY_OWNER, type OwnerScope } from './OwnerScope.js';
 import { defaultRecoveryPolicy } from './RecoveryPolicy.js';
@@ -57,7 +57,10 @@ export class TaskEngine implements EngineHandle {
     this.store = options.store;
     this.executor = options.executor;
     this.clock = options.clock ?? systemClock;
-    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    // A limit given as undefined keeps its default.
+    const given = Object.entries(options.limits ?? {}).filter(([, value]) => value !== undefined);
+    this.limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(given) };
+    checkLimits(this.limits);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
     this.logger = options.logger ?? silentLogger;

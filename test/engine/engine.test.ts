@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import type { TaskEngine } from '../../src/engine/index.js';
 import {
   ANY_OWNER,
+  TaskEngine,
   InvalidCursorError,
   TaskConflictError,
   TaskExpiredError,
@@ -395,5 +395,29 @@ describe('TaskEngine reads', () => {
       runner: 'runner-2',
       status: 'working',
     });
+  });
+});
+
+// Stores write limits into their statements (PostgreSQL binds them as bigint): a limit that is no whole number would
+// fail every creation there, so the engine refuses it as it is made, naming the limit.
+describe('TaskEngine limits', () => {
+  it('refuses a limit that is not a whole number in range, naming it', () => {
+    const make = (limits: Record<string, unknown>) => () =>
+      new TaskEngine({ store: new MemoryStore(), limits: limits as never });
+    expect(make({ timelineEntries: Infinity })).toThrow(/limits\.timelineEntries must be an integer of at least 0/);
+    expect(make({ maxActivePerOwner: 2.5 })).toThrow(/limits\.maxActivePerOwner/);
+    expect(make({ listPageSize: 0 })).toThrow(/limits\.listPageSize must be an integer of at least 1/);
+    expect(make({ maxTtlMs: -1 })).toThrow(/limits\.maxTtlMs/);
+    expect(make({ maxResultBytes: '4MB' })).toThrow(/limits\.maxResultBytes/);
+  });
+
+  it('keeps a null size cap (no cap), and the default of a limit given as undefined', () => {
+    const engine = new TaskEngine({
+      store: new MemoryStore(),
+      limits: { maxResultBytes: null, timelineEntries: 0, maxActivePerOwner: undefined as never },
+    });
+    expect(engine.limits.maxResultBytes).toBeNull();
+    expect(engine.limits.timelineEntries).toBe(0);
+    expect(engine.limits.maxActivePerOwner).toBe(1000);
   });
 });

@@ -142,8 +142,9 @@ export class QueueExecutor implements Executor {
 
   /**
    * The owner's k-th unfinished task gets priority k (1 is taken first, FIFO within a priority), so jobs start
-   * round-robin across owners however long one owner's backlog is. The count is read before this task is stored (by
-   * the creation, which hands it over, or here).
+   * round-robin across owners however long one owner's backlog is. A creation hands over the count it read before
+   * storing the task; a re-submitted task (recovery, a resumed or woken one) is already stored and active, so the
+   * count read here includes it: priority k + 1, one place later, which only affects order.
    */
   private async priorityOf(task: TaskRecord, ownerActive: number | undefined): Promise<number | undefined> {
     if (!this.store) return undefined;
