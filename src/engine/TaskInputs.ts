@@ -2,7 +2,6 @@ import type { Clock } from './Clock.js';
 import { checkDepth, checkSize, type EngineLimits } from './EngineLimits.js';
 import * as offers from './offers.js';
 import type { TaskAccess } from './TaskAccess.js';
-import { StaleLeaseError } from './StepJournal.js';
 import { TaskNotFoundError } from './TaskError.js';
 import type { RunHandover, TaskMaintenance } from './TaskMaintenance.js';
 import type { InputAnswer, TaskRecord } from './TaskRecord.js';
@@ -132,8 +131,10 @@ export class TaskInputs {
   }
 }
 
-/** A run superseded by a later claim asks nothing more of the requestor (it may not have heard of that claim yet). */
+/**
+ * A run superseded by a later claim asks nothing more of the requestor (it may not have heard of that claim yet); on a
+ * terminal task the transition itself declines, as `park` does.
+ */
 function ofAttempt(record: TaskRecord, attempt: number | undefined): void {
-  if (transitions.superseded(record, attempt) && !isTerminal(record.status))
-    throw new StaleLeaseError(record.taskId, `attempt ${attempt} was superseded`);
+  if (!isTerminal(record.status)) transitions.requireAttempt(record, attempt);
 }

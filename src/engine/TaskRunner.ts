@@ -4,6 +4,7 @@ import { INTERNAL_ERROR_CODE, type TaskOutcome, type TaskRecord } from './TaskRe
 import { isTerminal } from './TaskStatus.js';
 import { RunSpan } from './taskTracing.js';
 import { watchTask, type TaskWatch } from './TaskWatch.js';
+import { superseded } from './transitions.js';
 
 /** The reason a run stopped without reporting an outcome. */
 export class TaskRunAbortedError extends Error {
@@ -207,7 +208,8 @@ export class TaskRunner {
     } finally {
       stopObserving();
       runs.delete(run);
-      if (runs.size === 0 && this.running.get(taskId) === runs) this.running.delete(taskId);
+      // A task's set is dropped only once empty, so an empty one is still the task's.
+      if (runs.size === 0) this.running.delete(taskId);
     }
   }
 
@@ -284,9 +286,9 @@ export class TaskRunner {
     else if (this.engine.isExpired(record, Date.now())) reason = 'the task has expired';
     // A run that suspended itself for input gave its lease up and is about to return; a suspension by a later
     // attempt (found below) is a takeover like any other.
-    else if (record.suspended && record.attempts === run.attempt) return;
+    else if (record.suspended && !superseded(record, run.attempt)) return;
     else if (record.runner !== this.runnerId && !record.suspended) reason = 'another runner has taken the task over';
-    else if (record.attempts !== run.attempt)
+    else if (superseded(record, run.attempt))
       reason = `a later run (attempt ${record.attempts}) has taken the task over`;
     if (reason) run.controller.abort(new TaskRunAbortedError(reason));
   }

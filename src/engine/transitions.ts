@@ -172,6 +172,16 @@ export interface ParkOptions {
   endsOnOfferAnswer?: boolean;
 }
 
+/** Whether `attempt` (a run's claim) is no longer the task's latest: a later claim superseded that run. */
+export function superseded(record: TaskRecord, attempt: number | undefined): boolean {
+  return attempt !== undefined && record.attempts !== attempt;
+}
+
+/** Throws StaleLeaseError when `attempt` was superseded: the run asks and parks nothing more. */
+export function requireAttempt(record: TaskRecord, attempt: number | undefined): void {
+  if (superseded(record, attempt)) throw new StaleLeaseError(record.taskId, `attempt ${attempt} was superseded`);
+}
+
 /**
  * Parks the run `attempt` of a workflow task until `wakeAt` and/or until `requests` are answered. Null once the task
  * is over; throws StaleLeaseError for a superseded attempt.
@@ -180,7 +190,7 @@ export function park(record: TaskRecord, attempt: number, options: ParkOptions, 
   const { requests = [] } = options;
   const wakeAt = options.endsOnOfferAnswer && hasOfferAnswer(record) ? now : options.wakeAt;
   if (isTerminal(record.status)) return null;
-  if (record.attempts !== attempt) throw new StaleLeaseError(record.taskId, `attempt ${attempt} was superseded`);
+  requireAttempt(record, attempt);
   let next: TaskRecord = { ...record, inputAnswers: {} };
   let keys: string[] = [];
   if (requests.length > 0) ({ record: next, keys } = addInputRequests(next, requests, now));
@@ -262,11 +272,6 @@ export function resume(record: TaskRecord): TaskRecord | null {
   if (record.status === 'input_required') return moveTo(record, 'working');
   if (isTerminal(record.status)) throw new TaskTerminalError(record.taskId, record.status);
   return null;
-}
-
-/** Whether `attempt` (a run's claim) is no longer the task's latest: a later claim superseded that run. */
-export function superseded(record: TaskRecord, attempt: number | undefined): boolean {
-  return attempt !== undefined && record.attempts !== attempt;
 }
 
 /**

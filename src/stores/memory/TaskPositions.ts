@@ -9,7 +9,7 @@ import type { ListPosition } from '../../engine/index.js';
 const { default: BTree } = createRequire(import.meta.url)('sorted-btree') as typeof SortedBtree.default;
 
 /** List order: newest first, ties by task id descending. Negative when `a` sorts before `b`. */
-export function compareDesc(a: ListPosition, b: ListPosition): number {
+function compareDesc(a: ListPosition, b: ListPosition): number {
   if (a.createdAt !== b.createdAt) return b.createdAt - a.createdAt;
   return a.taskId < b.taskId ? 1 : a.taskId > b.taskId ? -1 : 0;
 }
