@@ -58,7 +58,8 @@ console.log(`listening on ${http.url}`);
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
   const { activeCount = 0, queuedCount = 0 } = tasks.executor as { activeCount?: number; queuedCount?: number };
-  console.error(`memory ${JSON.stringify({ ...process.memoryUsage(), runs: activeCount + queuedCount })}`);
+  const events = http.handler.eventStoreBytes;
+  console.error(`memory ${JSON.stringify({ ...process.memoryUsage(), runs: activeCount + queuedCount, events })}`);
 });
 process.on(
   'SIGTERM',

@@ -130,9 +130,7 @@ export class FastTaskStream {
     res.writeHead(200, sseHeaders(this.options.sessionId));
     coalesce(res);
     this.attach(res);
-    await this.options.events.replayEventsAfter(lastEventId, {
-      send: async (eventId, message) => this.write(sseEvent(eventId, JSON.stringify(message))),
-    });
+    for (const [eventId, json] of this.options.events.eventsAfter(lastEventId)) this.write(sseEvent(eventId, json));
   }
 
   /**

@@ -1,4 +1,8 @@
+import Denque from 'denque';
+
 import type { EventStore, JSONRPCMessage } from '@modelcontextprotocol/server';
+
+import type { BudgetedStore, EventStoreBudget } from './EventStoreBudget.js';
 
 export interface EventStoreLimits {
   /** Bytes of events one session keeps. */
@@ -7,36 +11,44 @@ export interface EventStoreLimits {
   answeredRetentionMs: number;
 }
 
-/** The bytes every session's event store holds together, against one cap. */
-export class EventStoreBudget {
-  used = 0;
-  readonly stores = new Set<MemoryEventStore>();
-
-  constructor(readonly maxBytes: number) {}
-
-  /** Evicts from the largest stores until the total fits: the session holding most pays first. */
-  settle(): void {
-    while (this.used > this.maxBytes) {
-      let largest: MemoryEventStore | undefined;
-      for (const store of this.stores) if (!largest || store.bytes > largest.bytes) largest = store;
-      if (!largest || !largest.evictOne()) return;
-    }
-  }
-}
-
 interface StoredEvent {
   seq: number;
-  message: JSONRPCMessage;
+  /** The message as JSON, `''` for a priming event: a string costs the collector nothing to trace and is what is written. */
+  json: string;
+  response: boolean;
   bytes: number;
 }
 
 interface Stream {
+  readonly id: string;
   events: StoredEvent[];
+  /** When its (last) response came. */
   answeredAt?: number;
+  /** Its places in the answered queue: more than one when a batch's responses answered it again. */
+  queued: number;
 }
 
-/** Per-event bookkeeping counted on top of the message itself. */
-const EVENT_OVERHEAD_BYTES = 64;
+/**
+ * The memory an event and a stream take besides the event's text (records, list slots, map entries, the stream's id),
+ * measured with `npm run bench:event-store`, so the byte caps bound the memory the events really hold.
+ */
+const EVENT_OVERHEAD_BYTES = 96;
+const STREAM_OVERHEAD_BYTES = 224;
+
+/**
+ * The same string, flat. `randomUUID` (which names streams) returns a tree of its pieces, some 400 bytes more than
+ * the flat string for as long as it is kept (as a map key, too); matching a regular expression flattens it in place.
+ */
+function flat(text: string): string {
+  FLATTENS.test(text);
+  return text;
+}
+const FLATTENS = /^/;
+
+/** The memory a string of JSON takes: one byte a character, two when a character is beyond Latin-1. */
+function textBytes(json: string): number {
+  return /[\u0100-\uffff]/.test(json) ? 2 * json.length : json.length;
+}
 
 /**
  * Keeps the SSE events of one 2025-era session so a client whose stream dropped can resume it with `Last-Event-ID`:
@@ -45,10 +57,14 @@ const EVENT_OVERHEAD_BYTES = 64;
  * byte cap (or the budget shared by all sessions) answered streams go first, oldest first, then the oldest events of
  * streams still open. Event ids are `<streamId>:<seq>`, so an id still names its stream after its event is gone.
  */
-export class MemoryEventStore implements EventStore {
+export class MemoryEventStore implements EventStore, BudgetedStore {
   private readonly streams = new Map<string, Stream>();
-  /** Answered streams, oldest answer first. */
-  private readonly answered = new Map<string, number>();
+  /**
+   * Answered streams, oldest answer first. A queue, not a Map iterated from its front: a Map keeps the
+   * slots of its deleted entries until it is rebuilt, and iterating past them cost tens of microseconds an event once
+   * thousands of streams had been dropped. A stream that is gone, or queued again later, is skipped when reached.
+   */
+  private readonly answered = new Denque<Stream>();
   private sequence = 0;
   bytes = 0;
 
@@ -60,7 +76,7 @@ export class MemoryEventStore implements EventStore {
     budget.stores.add(this);
   }
 
-  /** Stores `message`; `serialized`, its JSON when the caller has it already, saves serialising it again to count it. */
+  /** Stores `message`; `serialized`, its JSON when the caller has it already, saves serialising it again. */
   async storeEvent(streamId: string, message: JSONRPCMessage, serialized?: string): Promise<string> {
     return this.store(streamId, message, serialized);
   }
@@ -69,16 +85,25 @@ export class MemoryEventStore implements EventStore {
   store(streamId: string, message: JSONRPCMessage, serialized?: string): string {
     this.pruneAnswered();
     const seq = ++this.sequence;
-    const bytes = (serialized ?? JSON.stringify(message)).length + EVENT_OVERHEAD_BYTES;
+    // A priming event carries no message.
+    const json = 'jsonrpc' in message ? (serialized ?? JSON.stringify(message)) : '';
+    const response = isResponse(message);
+    const event: StoredEvent = { seq, json, response, bytes: textBytes(json) + EVENT_OVERHEAD_BYTES };
     let stream = this.streams.get(streamId);
-    if (!stream) this.streams.set(streamId, (stream = { events: [] }));
-    stream.events.push({ seq, message, bytes });
-    this.account(bytes);
-    if (isResponse(message)) {
+    if (!stream) {
+      const id = flat(streamId);
+      this.streams.set(id, (stream = { id, events: [event], queued: 0 }));
+      this.account(STREAM_OVERHEAD_BYTES);
+    }
+    // Most streams hold two events (priming, response): a list of exactly two, where a push would reserve seventeen.
+    else if (stream.events.length === 1) stream.events = [stream.events[0] as StoredEvent, event];
+    else stream.events.push(event);
+    this.account(event.bytes);
+    if (response) {
       // The stream's request is answered (the last one, for a batch).
       stream.answeredAt = this.now();
-      this.answered.delete(streamId);
-      this.answered.set(streamId, stream.answeredAt);
+      stream.queued++;
+      this.answered.push(stream);
     }
     while (this.bytes > this.limits.maxBytesPerSession && this.evictOne(streamId));
     this.budget.settle();
@@ -95,13 +120,18 @@ export class MemoryEventStore implements EventStore {
     { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
   ): Promise<string> {
     const streamId = streamOf(lastEventId) ?? '';
-    const after = Number(lastEventId.slice(streamId.length + 1));
-    for (const event of this.streams.get(streamId)?.events ?? []) {
-      // Priming events carry no message: nothing to replay.
-      if (event.seq > after && Object.keys(event.message).length > 0)
-        await send(`${streamId}:${event.seq}`, event.message);
-    }
+    for (const [eventId, json] of this.eventsAfter(lastEventId))
+      await send(eventId, JSON.parse(json) as JSONRPCMessage);
     return streamId;
+  }
+
+  /** The ids and JSON of the events of `lastEventId`'s stream after it, priming events left out. */
+  eventsAfter(lastEventId: string): Array<[eventId: string, json: string]> {
+    const streamId = streamOf(lastEventId) ?? '';
+    const after = Number(lastEventId.slice(streamId.length + 1));
+    return (this.streams.get(streamId)?.events ?? [])
+      .filter((event) => event.seq > after && event.json !== '')
+      .map((event) => [`${streamId}:${event.seq}`, event.json]);
   }
 
   /**
@@ -110,14 +140,19 @@ export class MemoryEventStore implements EventStore {
    * empty.
    */
   evictOne(keep?: string): boolean {
-    for (const streamId of this.answered.keys()) {
-      if (streamId === keep) continue;
-      this.dropStream(streamId);
-      return true;
+    for (let i = 0; i < this.answered.length; i++) {
+      const stream = this.answered.peekAt(i) as Stream;
+      if (stream.id === keep && this.isLatest(stream)) continue;
+      this.answered.removeOne(i);
+      if (this.isLatest(stream, true)) {
+        this.dropStream(stream.id);
+        return true;
+      }
+      i--;
     }
     for (const pass of ['other', 'any'] as const) {
       for (const [streamId, stream] of this.streams) {
-        const index = pass === 'any' ? 0 : stream.events.findIndex((event) => !isResponse(event.message));
+        const index = pass === 'any' ? 0 : stream.events.findIndex((event) => !event.response);
         const [event] = index < 0 ? [] : stream.events.splice(index, 1);
         if (!event) continue;
         if (stream.events.length === 0) this.dropStream(streamId);
@@ -131,6 +166,7 @@ export class MemoryEventStore implements EventStore {
   /** Releases everything (the session closed). */
   clear(): void {
     for (const streamId of [...this.streams.keys()]) this.dropStream(streamId);
+    this.answered.clear();
     this.budget.stores.delete(this);
   }
 
@@ -138,19 +174,34 @@ export class MemoryEventStore implements EventStore {
     return this.streams.size;
   }
 
+  /**
+   * Whether the queue's entry for `stream` (being taken off when `taking`) is its stream's last answer, the stream still
+   * there: an earlier entry of a stream answered again is not.
+   */
+  private isLatest(stream: Stream, taking = false): boolean {
+    const latest = stream.queued === 1;
+    if (taking) stream.queued--;
+    return latest && this.streams.get(stream.id) === stream;
+  }
+
   private pruneAnswered(): void {
     const cutoff = this.now() - this.limits.answeredRetentionMs;
-    for (const [streamId, answeredAt] of this.answered) {
-      if (answeredAt > cutoff) break;
-      this.dropStream(streamId);
+    for (let stream = this.answered.peekFront(); stream; stream = this.answered.peekFront()) {
+      // An entry that is not its stream's last answer goes whatever its age: the stream is gone or queued again.
+      const latest = this.isLatest(stream);
+      if (latest && (stream.answeredAt as number) > cutoff) return;
+      this.answered.shift();
+      stream.queued--;
+      if (latest) this.dropStream(stream.id);
     }
   }
 
   private dropStream(streamId: string): void {
     const stream = this.streams.get(streamId);
+    if (!stream) return;
     this.streams.delete(streamId);
-    this.answered.delete(streamId);
-    for (const event of stream?.events ?? []) this.account(-event.bytes);
+    this.account(-STREAM_OVERHEAD_BYTES);
+    for (const event of stream.events) this.account(-event.bytes);
   }
 
   private account(bytes: number): void {

@@ -11,7 +11,8 @@ import {
 import { ErrorCodes, toJsonRpcError, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { requestGuardResponse, type RequestGuardOptions } from './requestGuardResponse.js';
-import { EventStoreBudget, MemoryEventStore } from './MemoryEventStore.js';
+import { EventStoreBudget } from './EventStoreBudget.js';
+import { MemoryEventStore } from './MemoryEventStore.js';
 import { SessionRegistry } from './SessionRegistry.js';
 import { clientKeyOf, tagClientAddress } from '../clientKey.js';
 import { withBodyEnd } from './withBodyEnd.js';
