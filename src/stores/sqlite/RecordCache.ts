@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { LRUCache } from 'lru-cache';
 
 import { deepFreeze, type TaskRecord } from '../../engine/index.js';
 
@@ -11,15 +12,22 @@ import { deepFreeze, type TaskRecord } from '../../engine/index.js';
  * frozen, like the memory store's records, since every reader shares them.
  */
 export class RecordCache {
-  private readonly entries = new Map<string, { record: TaskRecord; bytes: number }>();
-  private bytes = 0;
+  /**
+   * An LRU cache, not a Map refreshed by delete-and-set and trimmed from its front: iterating past the slots of
+   * deleted entries made each eviction cost time in proportion to the cache's size (about 55 µs at 100,000 entries).
+   */
+  private readonly entries: LRUCache<string, TaskRecord> | undefined;
   private dataVersion: Database.Statement | undefined;
   private lastDataVersion = -1;
 
   constructor(
     readonly maxEntries: number,
     readonly maxBytes: number,
-  ) {}
+  ) {
+    // A record larger than the whole budget is not kept (maxEntrySize), as before.
+    if (maxEntries > 0 && maxBytes > 0)
+      this.entries = new LRUCache<string, TaskRecord>({ max: maxEntries, maxSize: maxBytes, maxEntrySize: maxBytes });
+  }
 
   /** Starts following the file through `db` (the store's connection). */
   start(db: Database.Database): void {
@@ -30,51 +38,40 @@ export class RecordCache {
 
   /** The cached record of `taskId`, unless another connection committed since it was cached. */
   get(taskId: string): TaskRecord | undefined {
-    if (this.maxEntries <= 0 || !this.dataVersion) return undefined;
+    if (!this.entries || !this.dataVersion) return undefined;
     const version = this.dataVersion.get() as number;
     if (version !== this.lastDataVersion) {
       this.lastDataVersion = version;
       this.clear();
       return undefined;
     }
-    const entry = this.entries.get(taskId);
-    if (entry === undefined) return undefined;
-    // Most recently used last: the map's order is the eviction order.
-    this.entries.delete(taskId);
-    this.entries.set(taskId, entry);
-    return entry.record;
+    return this.entries.get(taskId);
   }
 
   /** Keeps `record`, just decoded from `bytes` of stored JSON, frozen in place; returns it. */
   remember(record: TaskRecord, bytes: number): TaskRecord {
-    if (this.maxEntries <= 0 || bytes > this.maxBytes) return record;
-    this.forget(record.taskId);
-    this.entries.set(record.taskId, { record: deepFreeze(record), bytes });
-    this.bytes += bytes;
-    while (this.entries.size > this.maxEntries || this.bytes > this.maxBytes)
-      this.forget(this.entries.keys().next().value as string);
+    if (!this.entries || bytes > this.maxBytes) return record;
+    this.entries.set(record.taskId, deepFreeze(record), { size: Math.max(1, bytes) });
     return record;
   }
 
   /** Drops `taskId` (a write of this connection touches it). */
   forget(taskId: string): void {
-    const entry = this.entries.get(taskId);
-    if (!entry) return;
-    this.entries.delete(taskId);
-    this.bytes -= entry.bytes;
+    this.entries?.delete(taskId);
   }
 
   /** Drops the entries of tasks leased by `runner` (their lease column changes in place). */
   forgetRunner(runner: string): void {
-    for (const [taskId, entry] of this.entries) if (entry.record.runner === runner) this.forget(taskId);
+    if (!this.entries) return;
+    const leased = [...this.entries.entries()].filter(([, record]) => record.runner === runner);
+    for (const [taskId] of leased) this.entries.delete(taskId);
   }
 
   clear(): void {
-    this.entries.clear();
-    this.bytes = 0;
+    this.entries?.clear();
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries?.size ?? 0;
   }
 }
