@@ -1,0 +1,57 @@
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { silentLogger } from '../../src/engine/EngineHooks.js';
+import type { TaskRecord } from '../../src/engine/TaskRecord.js';
+import { TaskSpans } from '../../src/engine/TaskSpans.js';
+import { makeRecord } from '../helpers/records.js';
+
+describe('TaskSpans', () => {
+  const exporter = new InMemorySpanExporter();
+  beforeAll(() => {
+    trace.setGlobalTracerProvider(new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  });
+  afterAll(() => trace.disable());
+
+  it('past maxOpen, hands over the span opened longest ago of those still open, however they ended', async () => {
+    const listeners = new Map<string, (record: TaskRecord | undefined) => void>();
+    const stopped: string[] = [];
+    const released: string[] = [];
+    const spans = new TaskSpans(
+      {
+        observe: (taskId, listener) => {
+          listeners.set(taskId, listener);
+          return () => stopped.push(taskId);
+        },
+        release: async (taskId) => {
+          released.push(taskId);
+          return undefined;
+        },
+      },
+      () => undefined,
+      silentLogger,
+      3,
+    );
+    const open = (taskId: string) => {
+      const record = makeRecord({ taskId });
+      spans.hold(record, spans.begin(record));
+    };
+    for (const taskId of ['t0', 't1', 't2']) open(taskId);
+    // t1 ends: its span is finished and no longer held.
+    listeners.get('t1')?.(makeRecord({ taskId: 't1', status: 'completed', terminalAt: Date.now() }));
+    expect(spans.size).toBe(2);
+    open('t3');
+    expect(released).toEqual([]);
+    open('t4');
+    open('t5');
+    // The oldest still open go: t0, then t2 (t1 had ended).
+    expect(released).toEqual(['t0', 't2']);
+    expect(stopped).toEqual(['t1', 't0', 't2']);
+    expect(spans.size).toBe(3);
+    await new Promise((resolve) => setImmediate(resolve));
+    const ended = exporter.getFinishedSpans().map((span) => span.attributes['mcp.task.id']);
+    // Handed over with the task gone (release found no record): the span is ended unfinished, as the hand-over does.
+    expect(ended).toEqual(['t1', 't0', 't2']);
+  });
+});
