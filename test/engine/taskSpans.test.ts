@@ -14,7 +14,7 @@ describe('TaskSpans', () => {
   });
   afterAll(() => trace.disable());
 
-  it('past maxOpen, hands over the span opened longest ago of those still open, however they ended', async () => {
+  function spansOf(maxOpen: number) {
     const listeners = new Map<string, (record: TaskRecord | undefined) => void>();
     const stopped: string[] = [];
     const released: string[] = [];
@@ -31,12 +31,17 @@ describe('TaskSpans', () => {
       },
       () => undefined,
       silentLogger,
-      3,
+      maxOpen,
     );
     const open = (taskId: string) => {
       const record = makeRecord({ taskId });
       spans.hold(record, spans.begin(record));
     };
+    return { spans, listeners, stopped, released, open };
+  }
+
+  it('past maxOpen, hands over the span opened longest ago of those still open, however they ended', async () => {
+    const { spans, listeners, stopped, released, open } = spansOf(3);
     for (const taskId of ['t0', 't1', 't2']) open(taskId);
     // t1 ends: its span is finished and no longer held.
     listeners.get('t1')?.(makeRecord({ taskId: 't1', status: 'completed', terminalAt: Date.now() }));
@@ -53,5 +58,25 @@ describe('TaskSpans', () => {
     const ended = exporter.getFinishedSpans().map((span) => span.attributes['mcp.task.id']);
     // Handed over with the task gone (release found no record): the span is ended unfinished, as the hand-over does.
     expect(ended).toEqual(['t1', 't0', 't2']);
+  });
+
+  it('keeps handing over the oldest open span through thousands of spans ending out of order', () => {
+    const { spans, listeners, released, open } = spansOf(5);
+    const model: string[] = [];
+    const expected: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      const taskId = `t${i}`;
+      if (model.length >= 5) expected.push(model.shift() as string);
+      open(taskId);
+      model.push(taskId);
+      // Every other step, a task that is not the oldest ends.
+      if (i % 2 === 1 && model.length > 1) {
+        const ending = model.splice(1 + (i % (model.length - 1)), 1)[0] as string;
+        listeners.get(ending)?.(makeRecord({ taskId: ending, status: 'completed', terminalAt: Date.now() }));
+      }
+      expect(spans.size).toBe(model.length);
+    }
+    expect(released).toEqual(expected);
+    expect(released.length).toBeGreaterThan(1000);
   });
 });

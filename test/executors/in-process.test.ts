@@ -182,6 +182,71 @@ describe('InProcessExecutor', () => {
     gated.releaseAll();
   });
 
+  it('keeps that order with many owners waiting at once, as a plain model of the rule does', async () => {
+    const gated = gatedWork();
+    const { engine } = await setup(gated.work, 3, { maxRunningPerOwner: 2 });
+    // The model: queues per owner, owners least recently served first, a slot to the fewest running (earliest on ties).
+    const model = { running: new Map<string, number>(), queues: new Map<string, string[]>(), order: [] as string[] };
+    const started: string[] = [];
+    const runningNow: string[] = [];
+    const pump = () => {
+      while (runningNow.length < 3) {
+        let best: string | undefined;
+        for (const owner of model.order) {
+          const running = model.running.get(owner) ?? 0;
+          if (running >= 2 || (best !== undefined && running >= (model.running.get(best) ?? 0))) continue;
+          best = owner;
+        }
+        if (best === undefined) return;
+        const queue = model.queues.get(best) as string[];
+        const label = queue.shift() as string;
+        model.order.splice(model.order.indexOf(best), 1);
+        if (queue.length > 0) model.order.push(best);
+        else model.queues.delete(best);
+        model.running.set(best, (model.running.get(best) ?? 0) + 1);
+        started.push(label);
+        runningNow.push(label);
+      }
+    };
+    const labels = new Map<string, string>();
+    const submissions = [
+      'a',
+      'a',
+      'a',
+      'a',
+      ...Array.from({ length: 60 }, (_, i) => [`o${i}`, `o${i}`]).flat(),
+      'a',
+      'o0',
+      // Two owners with backlogs and a third with little: slots then fall free with owners tied at one task running.
+      ...Array.from({ length: 8 }, () => ['p', 'q']).flat(),
+      'r',
+      'r',
+      'r',
+    ];
+    for (const [i, owner] of submissions.entries()) {
+      const label = `${owner}#${i}`;
+      const { task } = await engine.create({ owner, request: callOf('long'), dialect: 't' });
+      labels.set(task.taskId, label);
+      if (!model.queues.has(owner)) {
+        model.queues.set(owner, []);
+        model.order.push(owner);
+      }
+      model.queues.get(owner)?.push(label);
+      pump();
+      await eventually(() => gated.started.length === started.length);
+    }
+    while (runningNow.length > 0) {
+      const done = runningNow.shift() as string;
+      const owner = done.split('#')[0] as string;
+      model.running.set(owner, (model.running.get(owner) as number) - 1);
+      pump();
+      gated.release(gated.started.find((id) => labels.get(id) === done) as string);
+      await eventually(() => gated.started.length === started.length);
+    }
+    expect(gated.started.map((id) => labels.get(id))).toEqual(started);
+    expect(started.length).toBe(submissions.length);
+  });
+
   it('never runs more tasks of a tool than its concurrency limit, and other tools pass it', async () => {
     const gated = gatedWork();
     const { engine } = await setup(gated.work, 8, { toolConcurrency: { long: 2 } });
