@@ -119,19 +119,23 @@ export class MemoryEventStore implements EventStore, BudgetedStore {
     lastEventId: string,
     { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> },
   ): Promise<string> {
-    const streamId = streamOf(lastEventId) ?? '';
-    for (const [eventId, json] of this.eventsAfter(lastEventId))
-      await send(eventId, JSON.parse(json) as JSONRPCMessage);
+    const { streamId, events } = this.streamAfter(lastEventId);
+    for (const [eventId, json] of events) await send(eventId, JSON.parse(json) as JSONRPCMessage);
     return streamId;
   }
 
   /** The ids and JSON of the events of `lastEventId`'s stream after it, priming events left out. */
   eventsAfter(lastEventId: string): Array<[eventId: string, json: string]> {
+    return this.streamAfter(lastEventId).events;
+  }
+
+  private streamAfter(lastEventId: string): { streamId: string; events: Array<[eventId: string, json: string]> } {
     const streamId = streamOf(lastEventId) ?? '';
     const after = Number(lastEventId.slice(streamId.length + 1));
-    return (this.streams.get(streamId)?.events ?? [])
+    const events = (this.streams.get(streamId)?.events ?? [])
       .filter((event) => event.seq > after && event.json !== '')
-      .map((event) => [`${streamId}:${event.seq}`, event.json]);
+      .map((event): [string, string] => [`${streamId}:${event.seq}`, event.json]);
+    return { streamId, events };
   }
 
   /**
@@ -143,8 +147,7 @@ export class MemoryEventStore implements EventStore, BudgetedStore {
     for (let i = 0; i < this.answered.length; i++) {
       const stream = this.answered.peekAt(i) as Stream;
       if (stream.id === keep && this.isLatest(stream)) continue;
-      this.answered.removeOne(i);
-      if (this.isLatest(stream, true)) {
+      if (this.takeAnswered(i)) {
         this.dropStream(stream.id);
         return true;
       }
@@ -175,24 +178,27 @@ export class MemoryEventStore implements EventStore, BudgetedStore {
   }
 
   /**
-   * Whether the queue's entry for `stream` (being taken off when `taking`) is its stream's last answer, the stream still
-   * there: an earlier entry of a stream answered again is not.
+   * Whether `stream`'s entry in the answered queue is its last answer, the stream still there: an earlier entry of a
+   * stream answered again is not.
    */
-  private isLatest(stream: Stream, taking = false): boolean {
-    const latest = stream.queued === 1;
-    if (taking) stream.queued--;
-    return latest && this.streams.get(stream.id) === stream;
+  private isLatest(stream: Stream): boolean {
+    return stream.queued === 1 && this.streams.get(stream.id) === stream;
+  }
+
+  /** Takes the answered queue's entry at `index` off; true when it was its stream's last answer (see `isLatest`). */
+  private takeAnswered(index: number): boolean {
+    const stream = (index === 0 ? this.answered.shift() : this.answered.removeOne(index)) as Stream;
+    const latest = this.isLatest(stream);
+    stream.queued--;
+    return latest;
   }
 
   private pruneAnswered(): void {
     const cutoff = this.now() - this.limits.answeredRetentionMs;
     for (let stream = this.answered.peekFront(); stream; stream = this.answered.peekFront()) {
       // An entry that is not its stream's last answer goes whatever its age: the stream is gone or queued again.
-      const latest = this.isLatest(stream);
-      if (latest && (stream.answeredAt as number) > cutoff) return;
-      this.answered.shift();
-      stream.queued--;
-      if (latest) this.dropStream(stream.id);
+      if (this.isLatest(stream) && (stream.answeredAt as number) > cutoff) return;
+      if (this.takeAnswered(0)) this.dropStream(stream.id);
     }
   }
 
