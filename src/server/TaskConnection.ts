@@ -83,6 +83,8 @@ export class TaskConnection implements TransportLike {
    * (until the response; a cancelled request's entry goes with its cancellation, since it gets no response).
    */
   private readonly routed = new Map<RequestId, RequestStream>();
+  /** Requests the transport delivered that the SDK server is still answering (not the fast path's: see `routed`). */
+  private readonly passedOn = new Set<RequestId>();
   /** Requests the SDK server answers whose answer is to be changed on its way out. */
   private readonly tracked = new Map<RequestId, { initialize: boolean; decorations: Decoration[] }>();
   private readonly inFlightInputs = new Set<string>();
@@ -159,17 +161,39 @@ export class TaskConnection implements TransportLike {
     options?: { relatedRequestId?: RequestId; [key: string]: unknown },
   ): Promise<void> {
     const out = this.outbound(message);
+    const response = isJsonRpcResponse(out);
+    const related = options?.relatedRequestId ?? this.impliedRelation(out);
     if (this.routed.size > 0) {
       // As the transport routes them: a response by its id, anything else by the request it relates to.
-      const response = isJsonRpcResponse(out);
-      const id = response ? out.id : options?.relatedRequestId;
+      const id = response ? out.id : related;
       const stream = id === undefined || id === null ? undefined : this.routed.get(id);
       if (stream) {
         if (response) this.routed.delete(id as RequestId);
         return stream(out);
       }
     }
-    await this.inner.send(out, options);
+    if (response && out.id !== null) this.passedOn.delete(out.id);
+    await this.inner.send(
+      out,
+      related === options?.relatedRequestId ? options : { ...options, relatedRequestId: related },
+    );
+  }
+
+  /**
+   * The client request a server-to-client request sent without a relation belongs to, when that can only be one: the
+   * SDK's `ctx.mcpReq.elicitInput` and `requestSampling` send none, so on Streamable HTTP their question would go to
+   * the stream a client opens with GET, which a client may open late (the question is then lost and the tool waits
+   * until its timeout) or never. Messages sent while answering a request should relate to it (the transport spec), so
+   * when the SDK server is answering exactly one request of this session, the question goes on that request's stream.
+   * With several in flight it stays unrelated, as the SDK sent it. Only on this runtime's own HTTP sessions, whose
+   * request streams are always SSE (a JSON-mode transport has nowhere to put a related request).
+   */
+  private impliedRelation(message: JsonRpcMessage): RequestId | undefined {
+    if (this.standaloneHeard === undefined || !isJsonRpcRequest(message)) return undefined;
+    if (this.routed.size + this.passedOn.size !== 1) return undefined;
+    for (const id of this.routed.keys()) return id;
+    for (const id of this.passedOn) return id;
+    return undefined;
   }
 
   async close(): Promise<void> {
@@ -204,6 +228,7 @@ export class TaskConnection implements TransportLike {
         const cancelled = message.params['requestId'] as RequestId;
         // The SDK server sends no response to a request it cancels.
         this.routed.delete(cancelled);
+        this.passedOn.delete(cancelled);
         const controller = this.handling.get(cancelled);
         if (controller) {
           const reason = message.params['reason'];
@@ -225,6 +250,7 @@ export class TaskConnection implements TransportLike {
     }
     const claimed = this.claimOf(message, session);
     if (claimed) return this.answer(message, session.caller, claimed, extra, this.streamOf(message.id));
+    this.passedOn.add(message.id);
     this.onmessage?.(this.forwarded(message, session), extra);
   }
 
@@ -422,6 +448,7 @@ export class TaskConnection implements TransportLike {
     if (this.closed) return;
     this.closed = true;
     this.routed.clear();
+    this.passedOn.clear();
     for (const controller of this.handling.values()) controller.abort(new Error('connection closed'));
     for (const stop of this.following.values()) stop();
     this.following.clear();

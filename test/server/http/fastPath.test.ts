@@ -92,14 +92,14 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     return { token, clientId: token, scopes: [] };
   };
 
-  async function open(handle: HttpServerHandle): Promise<string> {
+  async function open(handle: HttpServerHandle, capabilities: Record<string, unknown> = {}): Promise<string> {
     const init = await send(handle.url, {
       headers: { ...BASE_HEADERS, authorization: 'Bearer a' },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
         method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'fast-test', version: '1' } },
+        params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'fast-test', version: '1' } },
       }),
     });
     const session = init.headers['mcp-session-id'] as string;
@@ -314,6 +314,66 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
       content: [{ type: 'text', text: 'Proceed? {"action":"accept","content":{"answer":"yes to Proceed?"}}' }],
     });
     expect(results[0]).toEqual(results[1]);
+  });
+
+  it("a question asked through ctx.mcpReq.elicitInput goes on the call's own stream: a client that never opened the GET stream gets it, on both paths alike", async () => {
+    // The SDK sends such a question without relating it to the call; unrelated, it would wait for a GET stream.
+    const transcripts: string[] = [];
+    for (const handle of [fast, slow]) {
+      const session = await open(handle, { elicitation: {} });
+      const headers = {
+        ...BASE_HEADERS,
+        authorization: 'Bearer a',
+        'mcp-session-id': session,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const before = handle.fastPathServed;
+      const call = await fetch(handle.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 40,
+          method: 'tools/call',
+          params: { name: 'ask', arguments: { question: 'Ship it?' } },
+        }),
+        signal: AbortSignal.timeout(10_000),
+      });
+      const reader = (call.body as ReadableStream<Uint8Array>).pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      let answered = false;
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+        text += chunk.value;
+        const question = /^data: (\{.*"elicitation\/create".*\})$/m.exec(text)?.[1];
+        if (question && !answered) {
+          answered = true;
+          const { id } = JSON.parse(question) as { id: number };
+          const reply = await send(handle.url, {
+            headers,
+            body: JSON.stringify({ jsonrpc: '2.0', id, result: { action: 'accept', content: { answer: 'ship' } } }),
+          });
+          expect(reply.status).toBe(202);
+        }
+      }
+      expect(answered).toBe(true);
+      expect(handle.fastPathServed - before).toBe(handle === fast ? 1 : 0);
+      transcripts.push(text);
+    }
+    const messages = transcripts.map((body) =>
+      messagesOf({ status: 200, headers: { 'content-type': 'text/event-stream' }, body }),
+    );
+    expect(messages[0]).toEqual([
+      expect.objectContaining({
+        method: 'elicitation/create',
+        params: expect.objectContaining({ message: 'Ship it?' }),
+      }),
+      {
+        jsonrpc: '2.0',
+        id: 40,
+        result: { content: [{ type: 'text', text: 'Ship it? {"action":"accept","content":{"answer":"ship"}}' }] },
+      },
+    ]);
+    expect(messages[1]).toEqual(messages[0]);
   });
 
   it('a cancelled plain call gets no answer, and its id may be used again', async () => {
