@@ -40,6 +40,12 @@ export interface TaskSpanHooks {
  */
 export class TaskSpans {
   private readonly open = new Map<string, { span: Span; stop: () => void }>();
+  /**
+   * Task ids in the order their spans opened, those of ended spans dropped lazily: the oldest open span is found
+   * without iterating the map from its front, which walks past the slot of every span ended before.
+   */
+  private order: string[] = [];
+  private head = 0;
   private readonly instance = `spans:${randomUUID()}`;
 
   constructor(
@@ -81,8 +87,8 @@ export class TaskSpans {
   hold(record: TaskRecord, span: Span): void {
     if (!span.isRecording()) return;
     if (this.open.size >= this.maxOpen) {
-      const oldest = this.open.keys().next().value as string;
-      void this.handOver(oldest);
+      const oldest = this.oldest();
+      if (oldest !== undefined) void this.handOver(oldest);
     }
     const { taskId } = record;
     const stop = this.hooks.observe(
@@ -94,6 +100,21 @@ export class TaskSpans {
       (change) => isTerminal(change.status),
     );
     this.open.set(taskId, { span, stop });
+    this.order.push(taskId);
+    // The ids of ended spans go once they are half the list, so it stays within twice the open spans.
+    if (this.order.length > 64 && this.order.length > 2 * this.open.size) {
+      this.order = this.order.slice(this.head).filter((id) => this.open.has(id));
+      this.head = 0;
+    }
+  }
+
+  /** The task whose span has been open longest. */
+  private oldest(): string | undefined {
+    for (; this.head < this.order.length; this.head++) {
+      const taskId = this.order[this.head] as string;
+      if (this.open.has(taskId)) return taskId;
+    }
+    return undefined;
   }
 
   /** This process has just stored the task's terminal status. */

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
+import Denque from 'denque';
+
 import {
   RunSlots,
   TaskRunner,
@@ -49,8 +51,13 @@ export class InProcessExecutor implements Executor {
   readonly leasesOnCreate = true;
   private readonly runner: TaskRunner;
   private readonly slots: RunSlots;
-  /** Waiting tasks per owner; the map's order is the round-robin order (served owners move to the end). */
+  /** Waiting tasks per owner. */
   private readonly waiting = new Map<string, Waiting[]>();
+  /**
+   * The owners with waiting tasks, least recently served first (served owners move to the end). A queue, not the
+   * map's order: moving an owner by delete-and-set leaves a slot at the map's front that every later scan walks past.
+   */
+  private readonly rounds = new Denque<string>();
   private waitingCount = 0;
   /** One controller per run: two runs of one task (a superseded one still ending) are both reached at close. */
   private readonly running = new Set<AbortController>();
@@ -86,7 +93,10 @@ export class InProcessExecutor implements Executor {
     if (this.closed) throw new ExecutorClosedError();
     const queue = this.waiting.get(task.owner);
     if (queue) queue.push(task);
-    else this.waiting.set(task.owner, [task]);
+    else {
+      this.waiting.set(task.owner, [task]);
+      this.rounds.push(task.owner);
+    }
     this.waitingCount += 1;
     this.runner.start();
     this.pump();
@@ -96,6 +106,7 @@ export class InProcessExecutor implements Executor {
   async close(): Promise<void> {
     this.closed = true;
     this.waiting.clear();
+    this.rounds.clear();
     this.waitingCount = 0;
     for (const controller of this.running) controller.abort(new ExecutorClosedError());
     await Promise.allSettled([...this.finished]);
@@ -121,22 +132,26 @@ export class InProcessExecutor implements Executor {
   /** Takes the next task to start out of the queues, if a slot is free for one. */
   private next(): Waiting | undefined {
     if (this.closed || !this.slots.hasFree) return undefined;
-    let chosen: { owner: string; index: number } | undefined;
+    let chosen: { round: number; index: number } | undefined;
     let fewest = Number.POSITIVE_INFINITY;
-    // Map order is least recently served first, so on a tie the earlier owner wins.
-    for (const [owner, queue] of this.waiting) {
+    // Least recently served first, so on a tie the earlier owner wins, and an owner running nothing can't be beaten:
+    // the scan stops there, after at most the owners that hold slots (or whose tasks all wait on a tool's limit).
+    for (let round = 0; round < this.rounds.length && fewest > 0; round++) {
+      const owner = this.rounds.peekAt(round) as string;
       const running = this.slots.runningFor(owner);
       if (running >= fewest || running >= this.slots.maxPerOwner) continue;
+      const queue = this.waiting.get(owner) as Waiting[];
       const index = queue.findIndex((task) => this.slots.refusal(task) === undefined);
       if (index < 0) continue;
-      chosen = { owner, index };
+      chosen = { round, index };
       fewest = running;
     }
     if (!chosen) return undefined;
-    const queue = this.waiting.get(chosen.owner) as Waiting[];
+    const owner = this.rounds.removeOne(chosen.round) as string;
+    const queue = this.waiting.get(owner) as Waiting[];
     const [task] = queue.splice(chosen.index, 1);
-    this.waiting.delete(chosen.owner);
-    if (queue.length > 0) this.waiting.set(chosen.owner, queue);
+    if (queue.length > 0) this.rounds.push(owner);
+    else this.waiting.delete(owner);
     this.waitingCount -= 1;
     return task;
   }
