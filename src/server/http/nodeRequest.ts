@@ -57,10 +57,13 @@ export function webRequestOf(req: IncomingMessage, body: string | undefined, sig
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else headers.set(name, value);
   }
-  return new Request(`http://${host}${req.url ?? '/'}`, {
+  const request = new Request(`http://${host}${req.url ?? '/'}`, {
     method,
     headers,
-    ...(signal !== undefined && { signal }),
     ...(body !== undefined && { body }),
   });
+  // `signal` itself rather than one following it: passed to the constructor, it cost some 20 µs a request (undici
+  // links the two signals through a FinalizationRegistry), about a tenth of a plain call's server time.
+  if (signal !== undefined) Object.defineProperty(request, 'signal', { value: signal });
+  return request;
 }

@@ -9,6 +9,8 @@ import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from 
 import { BASE_HEADERS, messagesOf, normalized, send, type Answer } from '../../helpers/httpExchange.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** What each `vigil` call saw: whether its request's signal had aborted. */
+const vigils = new Map<string, (aborted: boolean) => void>();
 
 function createServer(): McpServer {
   const server = new McpServer({ name: 'fast-path', version: '1.0.0' });
@@ -49,6 +51,13 @@ function createServer(): McpServer {
     const schema = { type: 'object' as const, properties: { answer: { type: 'string' as const } } };
     const answer = await ctx.mcpReq.elicitInput({ message: question, requestedSchema: schema } as never);
     return { content: [{ type: 'text', text: `${question} ${JSON.stringify(answer)}` }] };
+  });
+  // Waits until the client's connection is gone, seen through the web Request handlers get as ctx.http.req.
+  server.registerTool('vigil', { inputSchema: z.object({ tag: z.string() }) }, async ({ tag }, ctx) => {
+    const signal = ctx.http?.req?.signal;
+    if (signal) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    vigils.get(tag)?.(signal?.aborted ?? false);
+    return { content: [{ type: 'text', text: 'unreachable' }] };
   });
   // Makes its client poll: the stream is closed before the answer, which the client fetches with Last-Event-ID.
   server.registerTool('poll', { inputSchema: z.object({ ms: z.number() }) }, async ({ ms }, ctx) => {
@@ -374,6 +383,29 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
       },
     ]);
     expect(messages[1]).toEqual(messages[0]);
+  });
+
+  it("a plain call's ctx.http.req.signal aborts when its client goes away, on both paths alike", async () => {
+    for (const peer of [peers.fast, peers.slow]) {
+      const tag = peer === peers.fast ? 'fast' : 'slow';
+      const seen = new Promise<boolean>((resolve) => vigils.set(tag, resolve));
+      await send(peer.url, {
+        headers: {
+          ...BASE_HEADERS,
+          authorization: 'Bearer a',
+          'mcp-session-id': peer.session,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 41,
+          method: 'tools/call',
+          params: { name: 'vigil', arguments: { tag } },
+        }),
+        dropAfterPriming: true,
+      });
+      await expect(seen).resolves.toBe(true);
+    }
   });
 
   it('a cancelled plain call gets no answer, and its id may be used again', async () => {
