@@ -155,7 +155,10 @@ export async function serveHttp(
         onSlowReader,
       };
       if (await fast?.serve(req, res, body, io)) return;
-      response = await route(webRequestOf(req, body, abort.signal), req.socket.remoteAddress);
+      response = await route(
+        webRequestOf(req, body, () => abort.signal),
+        req.socket.remoteAddress,
+      );
     } catch (error) {
       if (error instanceof RequestBodyTooLargeError)
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
