@@ -408,6 +408,39 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     }
   });
 
+  it('two plain calls of one session asking at once both get their answers (a question asked while both are in flight goes unrelated, on the GET stream)', async () => {
+    for (const handle of [fast, slow]) {
+      const client = new Client({ name: 'fast-path-sdk', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      const asked: string[] = [];
+      let release: () => void = () => {};
+      const both = new Promise<void>((resolve) => (release = resolve));
+      client.setRequestHandler('elicitation/create', async (request) => {
+        asked.push(String(request.params.message));
+        // Each question waits for the other, so both calls are in flight when either asks.
+        if (asked.length === 2) release();
+        await both;
+        return { action: 'accept', content: { answer: `yes to ${String(request.params.message)}` } };
+      });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(handle.url), {
+          requestInit: { headers: { authorization: 'Bearer a' } },
+        }),
+      );
+      try {
+        const results = await Promise.all(
+          ['First?', 'Second?'].map((question) => client.callTool({ name: 'ask', arguments: { question } })),
+        );
+        expect(results.map((result) => (result.content as Array<{ text: string }>)[0]?.text)).toEqual([
+          'First? {"action":"accept","content":{"answer":"yes to First?"}}',
+          'Second? {"action":"accept","content":{"answer":"yes to Second?"}}',
+        ]);
+        expect(asked.sort()).toEqual(['First?', 'Second?']);
+      } finally {
+        await client.close();
+      }
+    }
+  });
+
   it('a cancelled plain call gets no answer, and its id may be used again', async () => {
     const headers = fastSessionHeaders();
     const call = (ms: number) => sleepCall(22, ms);
