@@ -119,6 +119,21 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     return session;
   }
 
+  /** An SDK client of principal `a` connected to `handle`, accepting each question with the answer `answer` gives. */
+  async function askedClient(handle: HttpServerHandle, answer: (message: string) => Promise<string>): Promise<Client> {
+    const client = new Client({ name: 'fast-path-sdk', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler('elicitation/create', async (request) => ({
+      action: 'accept',
+      content: { answer: await answer(String(request.params.message)) },
+    }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(handle.url), {
+        requestInit: { headers: { authorization: 'Bearer a' } },
+      }),
+    );
+    return client;
+  }
+
   /** A request on both servers, each in its own session of `a`, unless headers say otherwise. */
   async function both(
     message: Record<string, unknown> | string,
@@ -301,16 +316,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   it('the SDK client answers a question a plain call asks on its stream, on both paths alike', async () => {
     const results: unknown[] = [];
     for (const handle of [fast, slow]) {
-      const client = new Client({ name: 'fast-path-sdk', version: '1.0.0' }, { capabilities: { elicitation: {} } });
-      client.setRequestHandler('elicitation/create', async (request) => ({
-        action: 'accept',
-        content: { answer: `yes to ${String(request.params.message)}` },
-      }));
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(handle.url), {
-          requestInit: { headers: { authorization: 'Bearer a' } },
-        }),
-      );
+      const client = await askedClient(handle, async (message) => `yes to ${message}`);
       try {
         const before = handle.fastPathServed;
         results.push(await client.callTool({ name: 'ask', arguments: { question: 'Proceed?' } }));
@@ -410,22 +416,16 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
 
   it('two plain calls of one session asking at once both get their answers (a question asked while both are in flight goes unrelated, on the GET stream)', async () => {
     for (const handle of [fast, slow]) {
-      const client = new Client({ name: 'fast-path-sdk', version: '1.0.0' }, { capabilities: { elicitation: {} } });
       const asked: string[] = [];
       let release: () => void = () => {};
       const both = new Promise<void>((resolve) => (release = resolve));
-      client.setRequestHandler('elicitation/create', async (request) => {
-        asked.push(String(request.params.message));
+      const client = await askedClient(handle, async (message) => {
+        asked.push(message);
         // Each question waits for the other, so both calls are in flight when either asks.
         if (asked.length === 2) release();
         await both;
-        return { action: 'accept', content: { answer: `yes to ${String(request.params.message)}` } };
+        return `yes to ${message}`;
       });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(handle.url), {
-          requestInit: { headers: { authorization: 'Bearer a' } },
-        }),
-      );
       try {
         const results = await Promise.all(
           ['First?', 'Second?'].map((question) => client.callTool({ name: 'ask', arguments: { question } })),
