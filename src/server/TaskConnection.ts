@@ -29,8 +29,10 @@ import {
 } from '../rpc/index.js';
 import { PROTOCOL_VERSION_META } from '../protocol/index.js';
 import { clientKeyOf } from './clientKey.js';
+import { ConnectionSessionView, type SettledSession } from './ConnectionSessionView.js';
 import { LazyAbort } from './LazyAbort.js';
 import { rateClassOf, type RateClass } from './RateLimiter.js';
+import { RequestContext } from './RequestContext.js';
 import { resolveCaller, type CallerOptions } from './resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from './ServerLike.js';
 import { traceRequest } from './traceRequest.js';
@@ -92,10 +94,11 @@ export class TaskConnection implements TransportLike {
   /** The protocol versions the SDK server told its transport it speaks (the `MCP-Protocol-Version` header check). */
   private supportedVersions: readonly string[] | undefined;
   /** What the session's `initialize` settled: the requestor's capabilities and the protocol version. */
-  private readonly session: {
-    clientCapabilities?: Record<string, unknown> | undefined;
-    negotiatedVersion?: string | undefined;
-  } = {};
+  private readonly session: SettledSession = {};
+  /** The connection's own functions handed to each request's views (made once, not per request). */
+  private readonly policyFor = (name: string): ToolTaskPolicy | undefined => this.host.policyFor(name);
+  private readonly onTaskCreated = (record: TaskRecord): void => this.follow(record);
+  private readonly isLongLived = (): boolean => isLongLived(this.inner);
   private closed = false;
   /**
    * Notifications that go with no request travel on a stream the requestor opens (Streamable HTTP's GET stream):
@@ -124,10 +127,6 @@ export class TaskConnection implements TransportLike {
 
   get sessionId(): string | undefined {
     return this.inner.sessionId;
-  }
-
-  private get longLived(): boolean {
-    return isLongLived(this.inner);
   }
 
   setProtocolVersion(version: string): void {
@@ -304,21 +303,13 @@ export class TaskConnection implements TransportLike {
 
   /** The request's era and caller, and a live view of what the session has settled so far. */
   private sessionFor(request: JsonRpcRequest, extra: MessageExtraLike | undefined): SessionView {
-    const { session, inner } = this;
-    return {
-      modern: isModern(request, extra),
-      caller: this.callerFor(extra),
-      get negotiatedVersion() {
-        return session.negotiatedVersion;
-      },
-      get clientCapabilities() {
-        return session.clientCapabilities;
-      },
-      get longLived() {
-        return isLongLived(inner);
-      },
-      policyFor: (name) => this.host.policyFor(name),
-    };
+    return new ConnectionSessionView(
+      isModern(request, extra),
+      this.callerFor(extra),
+      this.session,
+      this.isLongLived,
+      this.policyFor,
+    );
   }
 
   /** Answers a claimed request; whatever the dialect throws is mapped to a JSON-RPC error here, and only here. */
@@ -359,31 +350,28 @@ export class TaskConnection implements TransportLike {
     abort: LazyAbort,
     advertisePollInterval: DialectContext['advertisePollInterval'],
   ): DialectContext {
-    return {
+    return new RequestContext(abort, {
       engine: this.host.engine,
       caller,
-      policyFor: (name) => this.host.policyFor(name),
+      policyFor: this.policyFor,
       defaultPollIntervalMs: this.host.defaultPollIntervalMs,
-      get signal() {
-        return abort.signal;
-      },
       connectionId: this.id,
       clientCapabilities: this.session.clientCapabilities,
       inFlightInputs: this.inFlightInputs,
-      onTaskCreated: (record) => this.follow(record),
+      onTaskCreated: this.onTaskCreated,
       advertisePollInterval,
       outbound: {
         relatedRequest: (message) => stream(message),
         relatedNotification: (message) => this.notifyOn(stream, message),
         notification: (message) => this.notify(message),
       },
-    };
+    });
   }
 
   private callerFor(extra: MessageExtraLike | undefined): Caller {
     return resolveCaller(
       extra?.authInfo,
-      this.longLived ? (this.inner.sessionId ?? this.id) : undefined,
+      this.isLongLived() ? (this.inner.sessionId ?? this.id) : undefined,
       this.host.callerOptions,
       clientKeyOf(extra?.['request']),
     );
@@ -427,7 +415,7 @@ export class TaskConnection implements TransportLike {
 
   /** spec R42: the host's status push for every task this connection created, until it ends or the connection does. */
   private follow(record: TaskRecord): void {
-    if (!this.longLived || this.closed) return;
+    if (!this.isLongLived() || this.closed) return;
     const { taskId } = record;
     const push = this.host.statusPush;
     const stop = pushTaskChanges(

@@ -36,8 +36,8 @@ export interface TaskFastPathHost {
 
 /** How the HTTP server writes an answer of the SDK's way, and its output bounds. */
 export interface FastPathIo {
-  /** Aborted when the exchange ends (made on first use). */
-  readonly signal: AbortSignal;
+  /** The signal aborted when the exchange ends (made on first use). */
+  readonly signal: () => AbortSignal;
   write(response: Response): Promise<void>;
   maxPendingBytes: number;
   slowReaderMs: number;
@@ -157,7 +157,7 @@ export class TaskFastPath {
       let web = auth.request;
       if (!web && this.host.webRequest) {
         // Without its body, read already (as the transport's has been).
-        web = webRequestOf(req, undefined, () => io.signal);
+        web = webRequestOf(req, undefined, io.signal);
         tagClientAddress(web, req.socket.remoteAddress);
       }
       return {
@@ -211,7 +211,7 @@ export class TaskFastPath {
   ): Promise<Response | { info?: AuthInfoLike; request?: Request }> {
     const hook = this.host.options.authenticate;
     if (!hook) return {};
-    const request = webRequestOf(req, body, () => io.signal);
+    const request = webRequestOf(req, body, io.signal);
     tagClientAddress(request, req.socket.remoteAddress);
     const verdict = await hook(request);
     if (verdict instanceof Response) return verdict;

@@ -145,10 +145,10 @@ export async function serveHttp(
     try {
       const body = await readNodeBody(req);
       // Task traffic of sessions skips the web Request/Response round trip (docs/architecture.md, "fast path").
+      // No getter here: with an accessor of the object's own, V8 kept the whole exchange through every scavenge
+      // until the next full collection (some 2.6 KB promoted a request).
       const io = {
-        get signal() {
-          return abort.signal;
-        },
+        signal: () => abort.signal,
         write,
         maxPendingBytes,
         slowReaderMs,
