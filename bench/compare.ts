@@ -1,7 +1,9 @@
 // npm run bench:compare — in one run, under load from autocannon (32 connections): ping/s, tasks/get/s and task
 // lifecycles/s (task-augmented tools/call of a 0 ms tool → tasks/result) with p99 for a bare Node http handler (the
 // machine's limit), an equivalent server on SDK 1.32's experimental tasks (in-memory) and mcp-tasks on memory and on
-// SQLite (durability full: every acknowledged write on disk); the ratios the performance goals use; the server's RSS per 10k finished and per 10k
+// SQLite (durability full: every acknowledged write on disk), each with the server's CPU and the bytes it allocated and
+// promoted to V8's old generation per operation (`--trace-gc-nvp`); the ratios the performance goals use; the
+// server's RSS per 10k finished and per 10k
 // suspended tasks (workflows parked in a durable sleep); and store get/list-page throughput with COMPARE_LARGE tasks
 // stored in SQLite against 1k (bench:store has the 1M figure). COMPARE_STEPS (default load,rss,store) picks the parts.
 // COMPARE_SECONDS (default 5) is the length of each load run; COMPARE_RSS_TASKS (default 10000) the tasks the RSS
@@ -18,6 +20,7 @@ import Database from 'better-sqlite3';
 import type { TaskRecord } from '../src/engine/index.js';
 import { SqliteStore } from '../src/stores/sqlite/index.js';
 import { benchRecord } from './benchRecord.js';
+import { GcTrace } from './gcTrace.js';
 import { HttpSession } from './httpSession.js';
 import { lifecycleLoad, requestLoad, type LoadOptions, type LoadResult } from './loadGenerator.js';
 import { fmt, medianOpsPerSecond } from './measure.js';
@@ -36,6 +39,8 @@ interface Server {
   child: ChildProcess;
   url: string;
   stderr: string[];
+  /** The collector's work, for servers started with `--trace-gc-nvp`. */
+  gc: GcTrace;
 }
 
 async function start(script: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<Server> {
@@ -45,6 +50,7 @@ async function start(script: string, env: Record<string, string> = {}, nodeFlags
   });
   const stderr: string[] = [];
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(...chunk.toString().split('\n')));
+  const gc = new GcTrace(child.stdout as NonNullable<typeof child.stdout>);
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {
       const match = /listening on (\S+)/.exec(chunk.toString());
@@ -52,7 +58,7 @@ async function start(script: string, env: Record<string, string> = {}, nodeFlags
     });
     child.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${stderr.join('\n')}`)));
   });
-  return { child, url, stderr };
+  return { child, url, stderr, gc };
 }
 
 async function stop(server: Server): Promise<void> {
@@ -88,13 +94,25 @@ function cpuMs(pid: number): number {
 interface Measured extends LoadResult {
   /** Server CPU per unit (request or lifecycle), in µs. */
   cpuUs: number;
+  /** Bytes the server promoted to V8's old generation per unit: what it kept beyond the unit's own life. */
+  promotedBytes: number;
+  /** Bytes the server allocated per unit. */
+  allocatedBytes: number;
 }
 
 async function withCpu(server: Server, run: () => Promise<LoadResult>): Promise<Measured> {
   const before = cpuMs(server.child.pid as number);
+  const gcBefore = server.gc.totals();
   const result = await run();
   const used = cpuMs(server.child.pid as number) - before;
-  return { ...result, cpuUs: (used * 1000) / Math.max(1, result.perSecond * SECONDS) };
+  const gcAfter = server.gc.totals();
+  const units = Math.max(1, result.perSecond * SECONDS);
+  return {
+    ...result,
+    cpuUs: (used * 1000) / units,
+    promotedBytes: (gcAfter.promoted - gcBefore.promoted) / units,
+    allocatedBytes: (gcAfter.allocated - gcBefore.allocated) / units,
+  };
 }
 
 interface Row {
@@ -106,7 +124,8 @@ interface Row {
 }
 
 async function measureServer(name: string, script: string, env: Record<string, string> = {}): Promise<Row> {
-  const server = await start(script, env);
+  // One line per collection on stdout: the bytes each unit allocated and kept, figures the machine's load moves little.
+  const server = await start(script, env, ['--trace-gc-nvp']);
   try {
     const tasky = !script.includes('bare');
     const sessions = tasky ? await openSessions(server.url, CONNECTIONS) : [];
@@ -301,6 +320,11 @@ async function loadTable(dir: string): Promise<void> {
     `  ping/s ÷ bare ping/s               SDK ${ratio(sdk.ping.perSecond, bare.ping.perSecond)}  memory ${ratio(memory.ping.perSecond, bare.ping.perSecond)}  SQLite ${ratio(sqlite.ping.perSecond, bare.ping.perSecond)}`,
   );
 
+  const kb = (m: Measured | undefined) => fmt((m?.promotedBytes ?? NaN) / 1024, 2);
+  const allocatedKb = (m: Measured | undefined) => fmt((m?.allocatedBytes ?? NaN) / 1024, 1);
+  console.log(
+    `  KiB promoted per op (allocated)    ping bare ${kb(bare.ping)} (${allocatedKb(bare.ping)})  memory ${kb(memory.ping)} (${allocatedKb(memory.ping)}); tasks/get memory ${kb(memory.get)} (${allocatedKb(memory.get)})  SQLite ${kb(sqlite.get)} (${allocatedKb(sqlite.get)})  SDK ${kb(sdk.get)} (${allocatedKb(sdk.get)}); lifecycle memory ${kb(memory.lifecycle)} (${allocatedKb(memory.lifecycle)})  SQLite ${kb(sqlite.lifecycle)} (${allocatedKb(sqlite.lifecycle)})  (kept past the op's own life: the GC's work, steady from run to run)`,
+  );
   console.log(
     `  cpu µs per op ÷ bare ping          tasks/get memory ${ratio(memory.get?.cpuUs, bare.ping.cpuUs)}  SDK ${ratio(sdk.get?.cpuUs, bare.ping.cpuUs)}; lifecycle memory ${ratio(memory.lifecycle?.cpuUs, bare.ping.cpuUs)}  SQLite ${ratio(sqlite.lifecycle?.cpuUs, bare.ping.cpuUs)}  SDK ${ratio(sdk.lifecycle?.cpuUs, bare.ping.cpuUs)}  (server CPU per op: what the load on the machine moves least)`,
   );
