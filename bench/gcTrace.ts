@@ -1,5 +1,5 @@
 // What V8's garbage collector did in a child process run with `--trace-gc-nvp`: bytes allocated and promoted to the
-// old generation, and pause time, summed from the one line it prints per collection.
+// old generation, summed from the one line it prints per collection.
 import type { Readable } from 'node:stream';
 
 export interface GcTotals {
@@ -7,13 +7,11 @@ export interface GcTotals {
   allocated: number;
   /** Bytes that survived the young generation into the old one: objects kept beyond a request's own life. */
   promoted: number;
-  /** Time the main thread stood still for collections, in ms. */
-  pauseMs: number;
 }
 
 /** Sums the `--trace-gc-nvp` lines of `output`; other lines (`listening on …`) pass untouched to other readers. */
 export class GcTrace {
-  private readonly sums: GcTotals = { allocated: 0, promoted: 0, pauseMs: 0 };
+  private readonly sums: GcTotals = { allocated: 0, promoted: 0 };
   private partial = '';
 
   constructor(output: Readable) {
@@ -33,6 +31,5 @@ export class GcTrace {
     const field = (name: string) => Number(new RegExp(`\\b${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
     this.sums.allocated += field('allocated');
     this.sums.promoted += field('promoted');
-    this.sums.pauseMs += field('pause');
   }
 }
