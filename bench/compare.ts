@@ -6,7 +6,8 @@
 // server's RSS per 10k finished and per 10k
 // suspended tasks (workflows parked in a durable sleep); and store get/list-page throughput with COMPARE_LARGE tasks
 // stored in SQLite against 1k (bench:store has the 1M figure). COMPARE_STEPS (default load,rss,store) picks the parts.
-// COMPARE_SECONDS (default 5) is the length of each load run; COMPARE_RSS_TASKS (default 10000) the tasks the RSS
+// COMPARE_SECONDS (default 5) is the length of each load run, after COMPARE_WARMUP seconds (default 3) of the same load
+// that is not measured (the first seconds of a code path run unoptimised, at up to twice its CPU); COMPARE_RSS_TASKS (default 10000) the tasks the RSS
 // figures are measured over; COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to
 // fill) the number of tasks of the large store.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -27,6 +28,7 @@ import { fmt, medianOpsPerSecond } from './measure.js';
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env['COMPARE_SECONDS'] ?? 5);
+const WARMUP = Number(process.env['COMPARE_WARMUP'] ?? 3);
 const LARGE = Number(process.env['COMPARE_LARGE'] ?? 100_000);
 const RSS_TASKS = Number(process.env['COMPARE_RSS_TASKS'] ?? 10_000);
 
@@ -100,10 +102,16 @@ interface Measured extends LoadResult {
   allocatedBytes: number;
 }
 
-async function withCpu(server: Server, run: () => Promise<LoadResult>): Promise<Measured> {
+/** Runs the load for `WARMUP` seconds unmeasured, then for `SECONDS` measured: steady-state figures for every server. */
+async function withCpu(
+  server: Server,
+  options: LoadOptions,
+  run: (options: LoadOptions) => Promise<LoadResult>,
+): Promise<Measured> {
+  if (WARMUP > 0) await run({ ...options, seconds: WARMUP });
   const before = cpuMs(server.child.pid as number);
   const gcBefore = server.gc.totals();
-  const result = await run();
+  const result = await run(options);
   const used = cpuMs(server.child.pid as number) - before;
   const gcAfter = server.gc.totals();
   const units = Math.max(1, result.perSecond * SECONDS);
@@ -135,13 +143,13 @@ async function measureServer(name: string, script: string, env: Record<string, s
       connections: CONNECTIONS,
       seconds: SECONDS,
     };
-    const ping = await withCpu(server, () => requestLoad(options, 'ping'));
+    const ping = await withCpu(server, options, (o) => requestLoad(o, 'ping'));
     if (!tasky) return { name, ping, load: load() };
     const taskIds = await Promise.all(sessions.map(finishedTask));
-    const get = await withCpu(server, () =>
-      requestLoad(options, 'tasks/get', (session) => ({ taskId: taskIds[session] })),
+    const get = await withCpu(server, options, (o) =>
+      requestLoad(o, 'tasks/get', (session) => ({ taskId: taskIds[session] })),
     );
-    const lifecycle = await withCpu(server, () => lifecycleLoad(options, 'complete_at', { at: 0 }));
+    const lifecycle = await withCpu(server, options, (o) => lifecycleLoad(o, 'complete_at', { at: 0 }));
     return { name, ping, get, lifecycle, load: load() };
   } finally {
     await stop(server);
@@ -280,7 +288,7 @@ const ratio = (a: number | undefined, b: number | undefined) => fmt((a ?? NaN) /
 
 async function loadTable(dir: string): Promise<void> {
   console.log(
-    `bench:compare — autocannon, ${CONNECTIONS} connections, ${SECONDS} s per figure; lifecycle = tools/call as task (0 ms tool) → tasks/result\n`,
+    `bench:compare — autocannon, ${CONNECTIONS} connections, ${SECONDS} s per figure after ${WARMUP} s of the same load unmeasured; lifecycle = tools/call as task (0 ms tool) → tasks/result\n`,
   );
   const rows: Row[] = [];
   for (const [name, script, env] of [
