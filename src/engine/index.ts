@@ -9,6 +9,7 @@ export * from './RecoveryPolicy.js';
 export * from './RunSlots.js';
 export * from './stableJson.js';
 export * from './deepFreeze.js';
+export * from './frozenCopy.js';
 export * from './StepJournal.js';
 export * from './StepJournalStore.js';
 export * from './TaskBrowseStore.js';

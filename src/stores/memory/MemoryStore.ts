@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import {
   LocalEventBus,
-  deepFreeze,
+  frozenCopy,
   isTerminal,
   type InsertResult,
   type ListPosition,
@@ -185,7 +185,8 @@ export class MemoryStore implements TaskStore {
     const previous = this.tasks.get(record.taskId);
     const active = !isTerminal(record.status);
     this.tasks.set(record.taskId, {
-      record: deepFreeze(structuredClone(record)),
+      // Members the transition kept from the stored record are frozen already and shared; the rest is copied.
+      record: frozenCopy(record, previous?.record),
       owner: record.owner,
       active,
       expiresAt: record.expiresAt,
