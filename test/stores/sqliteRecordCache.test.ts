@@ -20,7 +20,10 @@ async function openPair() {
 
 describe('SqliteStore record cache', () => {
   it('hands out one frozen record for repeated reads of a task', async () => {
-    const { mine, close } = await openPair();
+    // A store alone: another connection's commit (the pair's second init) makes the next lookup read once more.
+    const mine = new SqliteStore({ path: join(tempDir(), 'tasks.db'), changePollMs: 0 });
+    await mine.init();
+    const close = () => mine.close();
     const record = makeRecord();
     await mine.insert(record);
     const first = await mine.get(record.taskId);
@@ -97,6 +100,30 @@ describe('RecordCache bounds', () => {
     expect(cache.get(b.taskId)).toBeUndefined();
     expect(cache.get(a.taskId)).toBe(a);
     expect(cache.get(c.taskId)).toBe(c);
+  });
+
+  it("checks the file's version only for a task it holds, and empties itself at the first lookup after a commit elsewhere", () => {
+    const path = join(tempDir(), 'version.db');
+    const mine = new Database(path);
+    mine.pragma('journal_mode = WAL');
+    mine.exec('CREATE TABLE t (v INTEGER)');
+    const theirs = new Database(path);
+    const cache = new RecordCache(10, 1 << 20);
+    cache.start(mine);
+    const [held, other] = [makeRecord(), makeRecord()];
+    cache.remember(held, 10);
+    theirs.prepare('INSERT INTO t VALUES (1)').run();
+    // A task it does not hold: read from the file by the caller, whatever the version; what it holds stays.
+    expect(cache.get(other.taskId)).toBeUndefined();
+    expect(cache.size).toBe(1);
+    cache.remember(other, 10);
+    // The first lookup of a held task sees the other connection's commit: nothing cached before it is handed out.
+    expect(cache.get(held.taskId)).toBeUndefined();
+    expect(cache.size).toBe(0);
+    cache.remember(held, 10);
+    expect(cache.get(held.taskId)).toBe(held);
+    mine.close();
+    theirs.close();
   });
 
   it('keeps at most maxBytes of stored JSON, and never a record larger than that alone', () => {

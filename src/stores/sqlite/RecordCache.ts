@@ -39,6 +39,10 @@ export class RecordCache {
   /** The cached record of `taskId`, unless another connection committed since it was cached. */
   get(taskId: string): TaskRecord | undefined {
     if (!this.entries || !this.dataVersion) return undefined;
+    // A task not cached is read from the file anyway: the version check (a read transaction, two lock syscalls) would
+    // buy nothing. Another connection's commit is still seen by the next lookup of a cached task, which empties the
+    // cache then; the record read now is fresh, so losing it there costs one more read at most.
+    if (!this.entries.has(taskId)) return undefined;
     const version = this.dataVersion.get() as number;
     if (version !== this.lastDataVersion) {
       this.lastDataVersion = version;
