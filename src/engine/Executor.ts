@@ -90,6 +90,14 @@ export interface SubmitContext {
   ownerActive?: number;
 }
 
+/** A slot an executor set aside for a task about to be created (see Executor.reserve). */
+export interface RunReservation {
+  /** Runs the task, now stored with the claim its insert recorded. Throws if the executor has closed meanwhile. */
+  start(task: TaskRecord): void;
+  /** Gives the slot back: the task was not stored. Idempotent; nothing after `start`. */
+  release(): void;
+}
+
 /** Runs tasks' work somewhere (this process, a worker pool) and reports outcomes through the engine. */
 export interface Executor {
   /** A unique name of this executor instance; stored as the task's runner. */
@@ -98,6 +106,13 @@ export interface Executor {
   readonly leasesOnCreate: boolean;
   /** Accepts a durable task for execution. Resolves once accepted, not when finished. */
   submit(task: TaskRecord, known?: SubmitContext): Promise<void>;
+  /**
+   * For an executor that leases on create: sets a slot aside for `task`, about to be created, when it would start at
+   * once (a slot free to it, nothing waiting). The creation then stores the task already claimed (attempt 1, as
+   * `markStarted` would record it) and hands it over with `start`: one store write fewer for every task that finds a
+   * free slot. Undefined when the task would have to wait; it is then submitted as usual.
+   */
+  reserve?(task: TaskRecord): RunReservation | undefined;
   /**
    * Keeps a parked task's durable timer itself (the queue executor: a delayed job), calling the engine's `wake` at
    * `wakeAt` in whichever process takes it. Optional: without it the engine arms in-process timers from its

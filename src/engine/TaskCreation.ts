@@ -106,24 +106,38 @@ export class TaskCreation {
       // count goes along: the queue orders owners by it and need not read it again.
       await this.access.guard(async () => executor?.submit(record, { ownerActive }));
     }
-    // A store that can appends the creation's timeline entries with the insert itself.
-    const { store, timelines } = this.access;
-    const timeline = store.insertsAlong ? timelines.entriesFor(undefined, record) : undefined;
-    const result = await this.insertCapped(record, timeline && { timeline });
-    if (!result.inserted) {
-      if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
-        const existing = await this.matchIdempotent(input, now);
-        if (existing) return { task: existing, created: false };
-      }
-      // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
-      return this.createNow(input);
+    // A leasing executor with a slot free for the task now: the insert records the claim too, so the run starts
+    // without a write of its own. Crashing before the run starts then counts as crashing just after a claim.
+    const reservation = run && leases ? executor?.reserve?.(record) : undefined;
+    if (reservation) {
+      record.attempts = 1;
+      record.startedAt = now;
     }
-    if (!store.insertsAlong) await timelines.record(undefined, record);
-    this.spans.hold(record, span);
-    this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
-    this.access.emit({ type: 'created', task: record });
-    if (run && leases) await executor?.submit(record);
-    return { task: record, created: true };
+    try {
+      // A store that can appends the creation's timeline entries with the insert itself.
+      const { store, timelines } = this.access;
+      const timeline = store.insertsAlong ? timelines.entriesFor(undefined, record) : undefined;
+      const result = await this.insertCapped(record, timeline && { timeline });
+      if (!result.inserted) {
+        reservation?.release();
+        if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
+          const existing = await this.matchIdempotent(input, now);
+          if (existing) return { task: existing, created: false };
+        }
+        // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
+        return this.createNow(input);
+      }
+      if (!store.insertsAlong) await timelines.record(undefined, record);
+      this.spans.hold(record, span);
+      this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
+      this.access.emit({ type: 'created', task: record });
+      if (reservation) reservation.start(record);
+      else if (run && leases) await executor?.submit(record);
+      return { task: record, created: true };
+    } catch (error) {
+      reservation?.release();
+      throw error;
+    }
   }
 
   private newRecord(input: CreateTaskInput, now: number): TaskRecord {

@@ -65,7 +65,12 @@ export function timelineEntries(previous: TaskRecord | undefined, next: TaskReco
     const created: TimelineEntry = { at: next.createdAt, kind: 'created', status: next.status };
     if (next.statusMessage !== undefined) created.message = cap(next.statusMessage);
     const entries = [created];
-    if (next.runner !== undefined) entries.push({ at: next.createdAt, kind: 'runner', runner: next.runner });
+    // Claimed by its insert (an executor had a slot free): the run's start, as a later claim would record it.
+    if (next.attempts > 0) {
+      const started: TimelineEntry = { at: next.createdAt, kind: 'started', attempt: next.attempts };
+      if (next.runner !== undefined) started.runner = next.runner;
+      entries.push(started);
+    } else if (next.runner !== undefined) entries.push({ at: next.createdAt, kind: 'runner', runner: next.runner });
     return entries;
   }
   const entries: TimelineEntry[] = [];

@@ -37,6 +37,7 @@ export type { BrowseFilter, BrowsePosition, TaskBrowseStore } from '../engine/in
 export type {
   EngineHandle,
   Executor,
+  RunReservation,
   SubmitContext,
   TaskOutcome,
   TaskSuspension,

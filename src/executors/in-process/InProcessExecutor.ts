@@ -8,6 +8,7 @@ import {
   type EngineHandle,
   type EngineLogger,
   type Executor,
+  type RunReservation,
   type TaskRecord,
   type TaskWork,
   type ToolConcurrency,
@@ -102,6 +103,35 @@ export class InProcessExecutor implements Executor {
     this.pump();
   }
 
+  reserve(task: TaskRecord): RunReservation | undefined {
+    // Only a task that would start now: a reservation never passes a task waiting for a slot.
+    if (this.closed || this.waitingCount > 0 || this.slots.refusal(task) !== undefined) return undefined;
+    this.slots.take(task);
+    this.runner.start();
+    // Heard from before the insert on: a change between the insert and the run's own observer (a cancel) is not missed.
+    const watch = this.runner.watchClaim(task.taskId);
+    let open = true;
+    const release = () => {
+      if (!open) return;
+      open = false;
+      watch.stop();
+      this.slots.release(task);
+      this.pump();
+    };
+    return {
+      start: (stored) => {
+        if (!open) return;
+        if (this.closed) {
+          release();
+          throw new ExecutorClosedError();
+        }
+        open = false;
+        this.launch(stored, (controller) => this.runner.run(stored, controller, watch));
+      },
+      release,
+    };
+  }
+
   /** Aborts running work and stops; tasks it held are recovered by the engine once their leases lapse. */
   async close(): Promise<void> {
     this.closed = true;
@@ -116,17 +146,24 @@ export class InProcessExecutor implements Executor {
   private pump(): void {
     for (let next = this.next(); next && !this.closed; next = this.next()) {
       const task = next;
-      const controller = new AbortController();
       this.slots.take(task);
-      this.running.add(controller);
-      const done = this.run(task, controller).finally(() => {
+      this.launch(task, (controller) => this.runner.claimAndRun(task.taskId, controller, task));
+    }
+  }
+
+  /** Runs a task that holds a slot; once it ends, frees the slot and starts what waits. */
+  private launch(task: TaskRecord, run: (controller: AbortController) => Promise<unknown>): void {
+    const controller = new AbortController();
+    this.running.add(controller);
+    const done = run(controller)
+      .then(() => undefined)
+      .finally(() => {
         this.running.delete(controller);
         this.slots.release(task);
         this.finished.delete(done);
         this.pump();
       });
-      this.finished.add(done);
-    }
+    this.finished.add(done);
   }
 
   /** Takes the next task to start out of the queues, if a slot is free for one. */
@@ -154,9 +191,5 @@ export class InProcessExecutor implements Executor {
     else this.waiting.delete(owner);
     this.waitingCount -= 1;
     return task;
-  }
-
-  private async run(task: Waiting, controller: AbortController): Promise<void> {
-    await this.runner.claimAndRun(task.taskId, controller, task);
   }
 }
