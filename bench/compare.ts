@@ -3,13 +3,13 @@
 // machine's limit), an equivalent server on SDK 1.32's experimental tasks (in-memory) and mcp-tasks on memory and on
 // SQLite (durability full: every acknowledged write on disk), each with the server's CPU and the bytes it allocated and
 // promoted to V8's old generation per operation (`--trace-gc-nvp`); the ratios the performance goals use; the
-// server's RSS per 10k finished and per 10k
-// suspended tasks (workflows parked in a durable sleep); and store get/list-page throughput with COMPARE_LARGE tasks
-// stored in SQLite against 1k (bench:store has the 1M figure). COMPARE_STEPS (default load,rss,store) picks the parts.
-// COMPARE_SECONDS (default 5) is the length of each load run, after COMPARE_WARMUP seconds (default 3) of the same load
-// that is not measured (the first seconds of a code path run unoptimised, at up to twice its CPU); COMPARE_RSS_TASKS (default 10000) the tasks the RSS
-// figures are measured over; COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to
-// fill) the number of tasks of the large store.
+// server's RSS per 10k finished and per 10k suspended tasks (workflows parked in a durable sleep); and store
+// get/list-page throughput with COMPARE_LARGE tasks stored in SQLite against 1k (bench:store has the 1M figure).
+// COMPARE_STEPS (default load,rss,store) picks the parts. COMPARE_SECONDS (default 5) is the length of each load run,
+// after COMPARE_WARMUP seconds (default 3) of the same load that is not measured (the first seconds of a code path run
+// unoptimised, at up to twice its CPU); COMPARE_RSS_TASKS (default 10000) the tasks the RSS figures are measured over;
+// COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to fill) the number of tasks of the
+// large store.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';

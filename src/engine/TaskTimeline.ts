@@ -58,32 +58,37 @@ export interface TaskTimelineStore {
 
 const MESSAGE_CAP = 500;
 
+/** A new attempt's `started`, else a new holder's `runner`, from `before` to `next`; undefined when neither. */
+function claimEntry(
+  at: number,
+  before: Pick<TaskRecord, 'attempts' | 'runner'>,
+  next: TaskRecord,
+): TimelineEntry | undefined {
+  if (next.attempts > before.attempts) {
+    const started: TimelineEntry = { at, kind: 'started', attempt: next.attempts };
+    if (next.runner !== undefined) started.runner = next.runner;
+    return started;
+  }
+  if (next.runner !== before.runner && next.runner !== undefined) return { at, kind: 'runner', runner: next.runner };
+  return undefined;
+}
+
 /** The transitions from `previous` (undefined at creation) to `next`, derived from the two stored records. */
 export function timelineEntries(previous: TaskRecord | undefined, next: TaskRecord): TimelineEntry[] {
   const at = next.lastUpdatedAt;
   if (!previous) {
     const created: TimelineEntry = { at: next.createdAt, kind: 'created', status: next.status };
     if (next.statusMessage !== undefined) created.message = cap(next.statusMessage);
-    const entries = [created];
-    // Claimed by its insert (an executor had a slot free): the run's start, as a later claim would record it.
-    if (next.attempts > 0) {
-      const started: TimelineEntry = { at: next.createdAt, kind: 'started', attempt: next.attempts };
-      if (next.runner !== undefined) started.runner = next.runner;
-      entries.push(started);
-    } else if (next.runner !== undefined) entries.push({ at: next.createdAt, kind: 'runner', runner: next.runner });
-    return entries;
+    // A task claimed by its insert (an executor had a slot free) starts its run here, as a later claim would record.
+    const claimed = claimEntry(next.createdAt, { attempts: 0, runner: undefined }, next);
+    return claimed ? [created, claimed] : [created];
   }
   const entries: TimelineEntry[] = [];
   if ((next.recoveries ?? 0) > (previous.recoveries ?? 0)) entries.push({ at, kind: 'recovered', action: 'rerun' });
   else if (next.recovery === 'failed-after-crash' && previous.recovery !== next.recovery)
     entries.push({ at, kind: 'recovered', action: 'fail' });
-  if (next.attempts > previous.attempts) {
-    const started: TimelineEntry = { at, kind: 'started', attempt: next.attempts };
-    if (next.runner !== undefined) started.runner = next.runner;
-    entries.push(started);
-  } else if (next.runner !== previous.runner && next.runner !== undefined) {
-    entries.push({ at, kind: 'runner', runner: next.runner });
-  }
+  const claimed = claimEntry(at, previous, next);
+  if (claimed) entries.push(claimed);
   for (const [key, request] of Object.entries(next.inputRequests)) {
     if (!(key in previous.inputRequests)) entries.push(asked(at, 'input_requested', key, request));
   }
