@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -15,21 +15,48 @@ import { tempDir } from '../helpers/tmp.js';
 const flushed = (sync: WalSync) => new Promise<Error | undefined>((resolve) => sync.afterCommit(resolve));
 
 describe('WalSync: commits flushed to disk off the event loop', () => {
-  it('settles a commit only after a flush that started after it, and commits made during a flush share the next', async () => {
+  it('settles a commit only after a flush that started after it: a commit starts its own while fewer than two are under way, later ones share the next', async () => {
     const path = join(tempDir(), 'tasks.db-wal');
     writeFileSync(path, 'frames');
     const sync = new WalSync(path);
-    let settledSync = false;
-    const first = flushed(sync).then((error) => {
-      settledSync = true;
-      return error;
-    });
+    const order: number[] = [];
+    const commit = (i: number) =>
+      flushed(sync).then((error) => {
+        order.push(i);
+        return error;
+      });
+    const first = commit(0);
     // Never settled in the call itself: fdatasync runs on the thread pool.
-    expect(settledSync).toBe(false);
-    // Nine more while the first flush is under way: none of them may ride on it, all of them share the second one.
-    const during = Array.from({ length: 9 }, () => flushed(sync));
-    expect(await first).toBeUndefined();
-    expect(await Promise.all(during)).toEqual(Array(9).fill(undefined));
+    expect(order).toEqual([]);
+    // The second starts a flush of its own at once, beside the first.
+    const second = commit(1);
+    expect(sync.flushes).toBe(2);
+    // Eight more while both are under way: none may ride on them, all of them share the third.
+    const during = Array.from({ length: 8 }, (_, i) => commit(i + 2));
+    expect(sync.flushes).toBe(2);
+    expect(await Promise.all([first, second, ...during])).toEqual(Array(10).fill(undefined));
+    expect(sync.flushes).toBe(3);
+    // Settled in the order the commits were made, whichever flush's call returned first.
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    await sync.settled();
+    sync.close();
+  });
+
+  it('fails the flush under way beside a failed one, and flushes again afterwards', async () => {
+    const path = join(tempDir(), 'tasks.db-wal');
+    // The first flush cannot open its file (a directory there: EISDIR)...
+    mkdirSync(path);
+    const sync = new WalSync(path);
+    const failed = flushed(sync);
+    // ...while the second, started beside it, flushes a real file: its call may well return success, but a write-back
+    // error is reported to one call only, so it is not trusted.
+    rmSync(path, { recursive: true });
+    writeFileSync(path, 'frames');
+    const beside = flushed(sync);
+    expect(sync.flushes).toBe(1);
+    const errors = await Promise.all([failed, beside]);
+    expect(errors.map((error) => (error as NodeJS.ErrnoException | undefined)?.code)).toEqual(['EISDIR', 'EISDIR']);
+    expect(await flushed(sync)).toBeUndefined();
     expect(sync.flushes).toBe(2);
     await sync.settled();
     sync.close();
@@ -48,6 +75,33 @@ describe('WalSync: commits flushed to disk off the event loop', () => {
     expect(await flushed(sync)).toBeUndefined();
     expect(sync.flushes).toBe(2);
     sync.close();
+  });
+
+  it('keeps the old file open until the flush under way on it has finished, then closes it', async () => {
+    const dir = tempDir();
+    const path = join(dir, 'tasks.db-wal');
+    const openOnDir = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`).startsWith(dir);
+        } catch {
+          return false; // the descriptor readdir itself used
+        }
+      }).length;
+    writeFileSync(path, 'old');
+    const sync = new WalSync(path);
+    const onOld = flushed(sync);
+    // Replaced while the first flush runs: the second flushes the new file, the old descriptor stays open meanwhile.
+    rmSync(path);
+    writeFileSync(path, 'new');
+    const onNew = flushed(sync);
+    expect(sync.flushes).toBe(2);
+    expect(openOnDir()).toBe(2);
+    expect(await Promise.all([onOld, onNew])).toEqual([undefined, undefined]);
+    await sync.settled();
+    expect(openOnDir()).toBe(1);
+    sync.close();
+    expect(openOnDir()).toBe(0);
   });
 
   it('hands a flush failure to every commit waiting for it', async () => {
