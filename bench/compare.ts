@@ -11,7 +11,7 @@
 // COMPARE_LARGE (default 100000; 1000000 for the goal's figure, which takes minutes to fill) the number of tasks of the
 // large store.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,7 @@ import { GcTrace } from './gcTrace.js';
 import { HttpSession } from './httpSession.js';
 import { lifecycleLoad, requestLoad, type LoadOptions, type LoadResult } from './loadGenerator.js';
 import { fmt, medianOpsPerSecond } from './measure.js';
+import { processCpuMs } from './processCpu.js';
 
 const CONNECTIONS = 32;
 const SECONDS = Number(process.env['COMPARE_SECONDS'] ?? 5);
@@ -86,13 +87,6 @@ async function finishedTask(session: HttpSession): Promise<string> {
   return taskId;
 }
 
-/** CPU time (user + system) the process has used so far, in ms: per-operation cost that the machine's load barely moves. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 interface Measured extends LoadResult {
   /** Server CPU per unit (request or lifecycle), in µs. */
   cpuUs: number;
@@ -109,10 +103,10 @@ async function withCpu(
   run: (options: LoadOptions) => Promise<LoadResult>,
 ): Promise<Measured> {
   if (WARMUP > 0) await run({ ...options, seconds: WARMUP });
-  const before = cpuMs(server.child.pid as number);
+  const before = processCpuMs(server.child.pid as number);
   const gcBefore = server.gc.totals();
   const result = await run(options);
-  const used = cpuMs(server.child.pid as number) - before;
+  const used = processCpuMs(server.child.pid as number) - before;
   const gcAfter = server.gc.totals();
   const units = Math.max(1, result.perSecond * SECONDS);
   return {

@@ -5,11 +5,17 @@
 // Each task is the fixture tool slow_compute {seconds: 0} run as an internal MCP call on a fresh server instance.
 // Pickup delay: from the task's creation (createdAt) to its claim by the worker that runs it (startedAt), or, in process,
 // to the work's start (a task the in-process executor has a slot for is claimed by its own insert), 1 ms resolution.
+// CPU a task: what every process involved used during the saturated run (this requestor, the workers, Redis, the
+// PostgreSQL backends; read from /proc), divided by the tasks completed. The ceiling is the cores' time divided by
+// that: no configuration runs more tasks a second on this machine, whatever its round trips. It assumes the work
+// spreads over every core, which one process's JavaScript does not (the in-process row is bound by its main thread).
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { Redis } from 'ioredis';
 
 import { TaskEngine, type TaskWork } from '../src/engine/index.js';
 import { InProcessExecutor, QueueExecutor } from '../src/executors/index.js';
@@ -17,6 +23,7 @@ import { createTaskWork } from '../src/server/index.js';
 import { SqliteStore } from '../src/stores/index.js';
 import { createFixtureServer } from '../examples/conformance/fixtureTools.js';
 import { fmt, percentile } from './measure.js';
+import { cpuOf, processesNamed } from './processCpu.js';
 import { deleteKeys, postgresBackend, redisBackend, startWorker, stopWorker, type Backend } from './queueBench.js';
 
 /** Saturation: tasks kept in flight (below the executors' concurrency, so none waits for a slot). */
@@ -35,7 +42,12 @@ interface Figures {
   /** At the steady rate: creation to claim, and request to observed end, in ms. */
   pickup: number[];
   endToEnd: number[];
+  /** CPU per completed task at saturation, in ms, by process group. */
+  cpu: Record<string, number>;
 }
+
+/** The process groups whose CPU a configuration counts, each by the ids of its processes. */
+type Processes = Record<string, () => number[]>;
 
 interface Sample {
   pickup: number;
@@ -62,8 +74,8 @@ async function oneTask(engine: TaskEngine): Promise<Sample> {
   return { pickup: started - done.createdAt, endToEnd: Date.now() - asked };
 }
 
-/** Closed loop: keeps IN_FLIGHT tasks going for `ms`; returns completed tasks per second. */
-async function saturate(engine: TaskEngine, ms: number): Promise<number> {
+/** Closed loop: keeps IN_FLIGHT tasks going for `ms`; returns the tasks completed and the seconds it took. */
+async function saturate(engine: TaskEngine, ms: number): Promise<{ count: number; seconds: number }> {
   let count = 0;
   let stop = false;
   const start = performance.now();
@@ -77,7 +89,7 @@ async function saturate(engine: TaskEngine, ms: number): Promise<number> {
     }),
   );
   clearTimeout(timer);
-  return count / ((performance.now() - start) / 1000);
+  return { count, seconds: (performance.now() - start) / 1000 };
 }
 
 /** Open loop: starts STEADY_RATE tasks per second for `ms`, whatever is still running. */
@@ -94,17 +106,32 @@ async function steady(engine: TaskEngine, ms: number): Promise<Sample[]> {
   return Promise.all(running);
 }
 
-async function measure(engine: TaskEngine, label: string, workers: string): Promise<Figures> {
+async function measure(engine: TaskEngine, label: string, workers: string, processes: Processes): Promise<Figures> {
   await saturate(engine, WARMUP_MS);
-  const tasksPerSecond = await saturate(engine, MEASURE_MS);
+  const meters = Object.entries({ requestor: () => [process.pid], ...processes }).map(
+    ([group, pids]) => [group, cpuOf(pids)] as const,
+  );
+  const { count, seconds } = await saturate(engine, MEASURE_MS);
+  const cpu = Object.fromEntries(meters.map(([group, meter]) => [group, meter.stop() / count]));
   const samples = await steady(engine, MEASURE_MS);
   return {
     label,
     workers,
-    tasksPerSecond,
+    tasksPerSecond: count / seconds,
     pickup: samples.map((s) => s.pickup),
     endToEnd: samples.map((s) => s.endToEnd),
+    cpu,
   };
+}
+
+/** The Redis server's process id (INFO), so its CPU counts: the queue's and the Redis store's work runs there. */
+async function redisPid(url: string): Promise<number> {
+  const client = new Redis(url);
+  try {
+    return Number(/process_id:(\d+)/.exec(await client.info('server'))?.[1]);
+  } finally {
+    await client.quit();
+  }
 }
 
 const ENGINE = {
@@ -123,7 +150,7 @@ async function baseline(dir: string): Promise<Figures> {
   engine.setExecutor(new InProcessExecutor({ engine, work, concurrency: CONCURRENCY }));
   await engine.start();
   try {
-    return await measure(engine, 'sqlite, in-process', '—');
+    return await measure(engine, 'sqlite, in-process', '—', {});
   } finally {
     await engine.close();
   }
@@ -138,7 +165,13 @@ async function distributed(backend: Backend, redisUrl: string, workerCount: numb
   const workers: ChildProcess[] = [];
   try {
     for (let i = 0; i < workerCount; i++) workers.push(await startWorker(backend, redisUrl, queueName, CONCURRENCY));
-    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount));
+    const redis = await redisPid(redisUrl);
+    const processes: Processes = {
+      workers: () => workers.map((worker) => worker.pid as number),
+      redis: () => [redis],
+      ...(backend.kind === 'postgres' && { postgres: () => processesNamed('postgres') }),
+    };
+    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount), processes);
   } finally {
     await Promise.all(workers.map(stopWorker));
     await producer.close();
@@ -185,6 +218,22 @@ for (const row of rows) {
     `${row.label.padEnd(26)} ${row.workers.padStart(7)} ${fmt(row.tasksPerSecond).padStart(9)} ` +
       `${ms(percentile(row.pickup, 50)).padStart(12)} ${ms(percentile(row.pickup, 99)).padStart(12)} ` +
       `${ms(percentile(row.endToEnd, 50)).padStart(16)} ${ms(percentile(row.endToEnd, 99)).padStart(10)}`,
+  );
+}
+const groups = ['requestor', 'workers', 'redis', 'postgres'];
+const cores = availableParallelism();
+console.log(
+  `\nCPU a task at saturation, ms (every process's user + system time ÷ tasks completed); ceiling: ${cores} cores' time ÷ all`,
+);
+console.log(
+  `store, executor            workers ${groups.map((group) => group.padStart(10)).join('')}       all   ceiling/s`,
+);
+for (const row of rows) {
+  const all = Object.values(row.cpu).reduce((sum, ms) => sum + ms, 0);
+  const cell = (group: string) => (row.cpu[group] === undefined ? '—' : fmt(row.cpu[group], 2)).padStart(10);
+  console.log(
+    `${row.label.padEnd(26)} ${row.workers.padStart(7)} ${groups.map(cell).join('')} ${fmt(all, 2).padStart(9)} ` +
+      `${fmt((cores * 1000) / all).padStart(11)}`,
   );
 }
 const base = rows[0] as Figures;
