@@ -33,7 +33,10 @@ export function processesNamed(name: string): number[] {
   });
 }
 
-/** The CPU time the processes `pids()` names use between `start()` and `stop()`, in ms (those named at either end). */
+/**
+ * Starts counting the CPU time of the processes `pids()` names (read now and again at `stop()`); `stop()` returns what
+ * they used meanwhile, in ms.
+ */
 export function cpuOf(pids: () => number[]): { stop(): number } {
   const before = new Map(pids().map((pid) => [pid, processCpuMs(pid)]));
   return {
@@ -41,7 +44,7 @@ export function cpuOf(pids: () => number[]): { stop(): number } {
       let used = 0;
       for (const pid of new Set([...before.keys(), ...pids()])) {
         const now = processCpuMs(pid);
-        // A process that ended meanwhile took its last figures with it: it counts what it had used by the start.
+        // A process that ended meanwhile took its figures with it: what it used since the start is not counted.
         if (!Number.isNaN(now)) used += now - (before.get(pid) ?? 0);
       }
       return used;

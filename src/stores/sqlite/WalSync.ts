@@ -55,7 +55,7 @@ export class WalSync {
 
   /** Closes the file (after `settled`). */
   close(): void {
-    if (this.fd !== undefined) this.retired.push(this.fd);
+    if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
     this.inode = undefined;
     this.closeRetired();
