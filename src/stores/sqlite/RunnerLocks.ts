@@ -4,6 +4,7 @@ import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 
+import { ensurePrivateFile } from './privateFile.js';
 import { isBusy } from './retryWhenBusy.js';
 
 /**
@@ -21,7 +22,8 @@ export class RunnerLocks {
   /** Holds `runner`'s lock for as long as this process lives (or until release). */
   hold(runner: string): void {
     if (this.held.has(runner)) return;
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    ensurePrivateFile(this.file(runner));
     const db = new Database(this.file(runner));
     try {
       db.pragma('locking_mode = EXCLUSIVE');

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 
 import Database from 'better-sqlite3';
 
@@ -19,6 +17,7 @@ import { GroupCommit } from './GroupCommit.js';
 import { SQLITE_MIGRATIONS } from './migrations.js';
 import { ReplaceStatements } from './ReplaceStatements.js';
 import { RecordCache } from './RecordCache.js';
+import { ensurePrivateFile } from './privateFile.js';
 import { RunnerLocks } from './RunnerLocks.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
@@ -157,7 +156,7 @@ export class SqliteStore implements TaskStore {
   }
 
   private open(): void {
-    if (this.inFile) mkdirSync(dirname(this.options.path), { recursive: true });
+    if (this.inFile) ensurePrivateFile(this.options.path);
     const db = new Database(this.options.path);
     try {
       this.configure(db);
