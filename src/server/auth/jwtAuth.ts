@@ -33,6 +33,12 @@ export interface BearerAuth {
 }
 
 const DEFAULT_MAX_TOKEN_BYTES = 16_384;
+/**
+ * The `typ` header values of a JWT access token (RFC 9068 §2.1 `at+jwt`, its media type, and the plain `JWT` many
+ * issuers send), compared case-insensitively (RFC 7515 §4.1.9); another type (an ID token's, a DPoP proof's, a logout
+ * token's) is a token of some other purpose.
+ */
+const ACCESS_TOKEN_TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt']);
 
 type Jose = typeof JoseModule;
 
@@ -81,8 +87,12 @@ export function jwtAuth(options: JwtAuthOptions): BearerAuth {
       return refuse({ kind: 'invalid_token', description: `The token is longer than ${maxTokenBytes} bytes` });
     const { jose, keys } = await loadVerifier();
     let payload: JWTPayload;
+    let typ: unknown;
     try {
-      ({ payload } = await jose.jwtVerify(token, keys as KeyInput, {
+      ({
+        payload,
+        protectedHeader: { typ },
+      } = await jose.jwtVerify(token, keys as KeyInput, {
         issuer: options.issuer,
         audience: options.audience,
         requiredClaims: ['exp'],
@@ -94,6 +104,14 @@ export function jwtAuth(options: JwtAuthOptions): BearerAuth {
       if (description === undefined) return keysUnavailable();
       return refuse({ kind: 'invalid_token', description });
     }
+    if (typ !== undefined && !(typeof typ === 'string' && ACCESS_TOKEN_TYPES.has(typ.toLowerCase())))
+      return refuse({
+        kind: 'invalid_token',
+        description: 'The token type (typ) is not accepted: it must be JWT or at+jwt',
+      });
+    // A `sub` that is not a string would make the principal anonymous (resolveCaller reads only a string): refused.
+    if ('sub' in payload && (typeof payload.sub !== 'string' || payload.sub === ''))
+      return refuse({ kind: 'invalid_token', description: 'The token sub claim must be a non-empty string' });
     const clientId = stringClaim(payload, 'client_id') ?? stringClaim(payload, 'azp');
     if (payload.sub === undefined && clientId === undefined)
       return refuse({ kind: 'invalid_token', description: 'The token names no subject (sub) or client (client_id)' });
@@ -130,9 +148,10 @@ function keysUnavailable(): Response {
   );
 }
 
+/** A claim's value when it is a non-empty string (an empty client id would name nobody). */
 function stringClaim(payload: JWTPayload, name: string): string | undefined {
   const value = payload[name];
-  return typeof value === 'string' ? value : undefined;
+  return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
 /** `scope` (space-separated, RFC 9068) or `scp` (a list, as some issuers send). */
