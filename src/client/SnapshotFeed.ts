@@ -1,4 +1,4 @@
-import { sameVisibleState, type TaskSnapshot } from './TaskSnapshot.js';
+import { sameVisibleState, type TaskProgress, type TaskSnapshot } from './TaskSnapshot.js';
 import { isTerminalStatus } from './TaskStatus.js';
 
 /**
@@ -28,7 +28,7 @@ export class SnapshotFeed {
     if (isTerminalStatus(this.latest.status) && !isTerminalStatus(snapshot.status)) return;
     const { cancelRequested: _local, ...server } = snapshot;
     const terminal = isTerminalStatus(snapshot.status);
-    const progress = server.progress ?? (terminal ? undefined : this.latest.progress);
+    const progress = terminal ? server.progress : laterProgress(this.latest.progress, server.progress);
     const next: TaskSnapshot = {
       ...server,
       ...(progress !== undefined && { progress }),
@@ -76,4 +76,15 @@ export class SnapshotFeed {
       off();
     }
   }
+}
+
+/**
+ * The progress to show while the task runs: the latest, unless it goes back. Progress only grows (MCP progress), but a
+ * `tasks/get` read can be older than a `notifications/progress` already seen (the store is written at most every
+ * 250 ms), so a lower value is an older report, not news.
+ */
+function laterProgress(shown: TaskProgress | undefined, next: TaskProgress | undefined): TaskProgress | undefined {
+  if (next === undefined) return shown;
+  if (shown !== undefined && next.progress < shown.progress) return shown;
+  return next;
 }

@@ -1,3 +1,4 @@
+import { progressFromMeta } from '../protocol/index.js';
 import type { DialectName } from './DialectName.js';
 import type { TaskStatus } from './TaskStatus.js';
 
@@ -16,7 +17,11 @@ export interface TaskSnapshot {
   dialect: DialectName;
   /** Local: a cancel was sent and the server's final word is still awaited. Never set by the server. */
   cancelRequested?: boolean;
-  /** The latest `notifications/progress` for the call (the token stays valid for the task's life, spec R55). */
+  /**
+   * The task's latest progress: from `notifications/progress` for the call (the token stays valid for the task's
+   * life, spec R55), or as `tasks/get` carries it in `_meta` (every generation, the 2026 extension included).
+   * `progress.progress` and `progress.total` draw a progress bar; `total` is absent when the work does not know it.
+   */
   progress?: TaskProgress;
 }
 
@@ -24,6 +29,19 @@ export interface TaskProgress {
   progress: number;
   total?: number;
   message?: string;
+}
+
+/** The progress a server's task or result carries in `_meta`, for a snapshot (`{}` without one). */
+export function progressOfWire(value: Record<string, unknown>): { progress?: TaskProgress } {
+  const meta = progressFromMeta(value);
+  if (meta === undefined) return {};
+  return {
+    progress: {
+      progress: meta.progress,
+      ...(meta.total !== undefined && { total: meta.total }),
+      ...(meta.message !== undefined && { message: meta.message }),
+    },
+  };
 }
 
 /** Whether two snapshots would look the same to a person watching the task. */

@@ -3,6 +3,7 @@ export * from './core20251125.js';
 export * from './errorCodes.js';
 export * from './ext2026.js';
 export * from './generations.js';
+export * from './progressMeta.js';
 export * from './relatedTask.js';
 export * from './retention.js';
 export * from './sep1686.js';

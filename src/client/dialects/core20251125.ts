@@ -13,7 +13,7 @@ import {
 import { MAX_TIMER_MS, type RawChannel } from '../RawChannel.js';
 import { TaskNotFoundError, TaskNotSupportedError, TaskProtocolError } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
-import type { TaskSnapshot } from '../TaskSnapshot.js';
+import { progressOfWire, type TaskSnapshot } from '../TaskSnapshot.js';
 import { rpcErrorOf, toTaskClientError } from '../toTaskClientError.js';
 import type { ToolCatalog } from '../ToolCatalog.js';
 import type {
@@ -40,6 +40,7 @@ export function snapshotFromTask(task: CoreTask): TaskSnapshot {
     lastUpdatedAt: task.lastUpdatedAt,
     ttlMs: task.ttl,
     ...(task.pollInterval !== undefined && { pollIntervalMs: task.pollInterval }),
+    ...progressOfWire(task),
     dialect: CORE_GENERATION,
   };
 }

@@ -21,7 +21,7 @@ import {
   type RpcErrorObject,
 } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
-import type { TaskSnapshot } from '../TaskSnapshot.js';
+import { progressOfWire, type TaskSnapshot } from '../TaskSnapshot.js';
 import type {
   CallMode,
   CancelAck,
@@ -65,6 +65,7 @@ export function snapshotFromExtTask(task: ExtTask): TaskSnapshot {
     lastUpdatedAt: task.lastUpdatedAt,
     ttlMs: task.ttlMs,
     ...(task.pollIntervalMs !== undefined && { pollIntervalMs: task.pollIntervalMs }),
+    ...progressOfWire(task),
     dialect: EXT_GENERATION,
   };
 }

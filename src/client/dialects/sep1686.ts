@@ -23,7 +23,7 @@ import {
   TaskRpcError,
 } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
-import type { TaskSnapshot } from '../TaskSnapshot.js';
+import { progressOfWire, type TaskSnapshot } from '../TaskSnapshot.js';
 import { rpcErrorOf, toTaskClientError } from '../toTaskClientError.js';
 import type {
   CallMode,
@@ -48,6 +48,7 @@ export function snapshotFromSepTask(task: SepTask): TaskSnapshot {
     ...(task.error !== undefined && { statusMessage: task.error }),
     ...(task.keepAlive !== undefined && { ttlMs: task.keepAlive }),
     ...(task.pollFrequency !== undefined && { pollIntervalMs: task.pollFrequency }),
+    ...progressOfWire(task),
     dialect: SEP_GENERATION,
   };
 }
