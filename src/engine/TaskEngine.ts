@@ -4,6 +4,7 @@ import { CursorCodec } from './CursorCodec.js';
 import { silentLogger, type EngineLogger } from './EngineHooks.js';
 import { capOutcome, checkLimits, DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
 import type { EngineHandle, Executor } from './Executor.js';
+import { FetchedEviction } from './FetchedEviction.js';
 import { ANY_OWNER, type OwnerScope } from './OwnerScope.js';
 import { defaultRecoveryPolicy } from './RecoveryPolicy.js';
 import type { WakeEntry } from './StepJournalStore.js';
@@ -47,6 +48,7 @@ export class TaskEngine implements EngineHandle {
   private cursors: CursorCodec | undefined;
   private readonly access: TaskAccess;
   private readonly creation: TaskCreation;
+  private readonly room: FetchedEviction;
   private readonly waiting: TaskWaiting;
   private readonly maintenance: TaskMaintenance;
   private readonly inputs: TaskInputs;
@@ -92,6 +94,7 @@ export class TaskEngine implements EngineHandle {
       recoveryPolicy: options.recoveryPolicy ?? defaultRecoveryPolicy(),
     });
     this.inputs = new TaskInputs(this.access, this.clock, this.limits, handover, this.maintenance);
+    this.room = new FetchedEviction(this.access, this.clock, this.logger, this.limits);
     this.creation = new TaskCreation(
       this.access,
       this.clock,
@@ -101,6 +104,7 @@ export class TaskEngine implements EngineHandle {
       this.spans,
       () => this.executor,
       () => this.sweep(),
+      this.room,
     );
   }
 
@@ -384,6 +388,14 @@ export class TaskEngine implements EngineHandle {
   /** Resolves with the task once it is terminal, or undefined once it is gone (expired or deleted). */
   waitForTerminal(taskId: string, signal?: AbortSignal): Promise<TaskRecord | undefined> {
     return this.waiting.waitForTerminal(taskId, signal);
+  }
+
+  /**
+   * Records that a terminal task's outcome was delivered to its requestor (`tasks/result` or its equivalent): at a
+   * stored-task bound such tasks are evicted, the earliest fetched first, before a creation is refused. Never throws.
+   */
+  resultDelivered(record: TaskRecord): Promise<void> {
+    return this.room.delivered(record);
   }
 
   /** Waits for the answer to `key`, removes it from the task and returns it. */

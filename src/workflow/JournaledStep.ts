@@ -212,15 +212,10 @@ export class JournaledStep implements Step {
   }
 
   private checked(name: string, result: unknown): unknown {
-    let copy: { value?: unknown; text: string };
     try {
-      copy = journalValue(result);
+      return journalValue(result, MAX_STEP_RESULT_BYTES).value;
     } catch (error) {
       throw new StepResultError(name, error instanceof Error ? error.message : String(error));
     }
-    if (Buffer.byteLength(copy.text) > MAX_STEP_RESULT_BYTES) {
-      throw new StepResultError(name, `it is larger than ${MAX_STEP_RESULT_BYTES} bytes`);
-    }
-    return copy.value;
   }
 }

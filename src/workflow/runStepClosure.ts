@@ -38,11 +38,16 @@ export async function runStepClosure<T>(
   }
 }
 
-/** A JSON copy of a step's result, so the first run and every replay see exactly the same value. */
-export function journalValue(value: unknown): { value?: unknown; text: string } {
+/**
+ * A JSON copy of a step's result, so the first run and every replay see exactly the same value. A text over
+ * `maxBytes` is refused before it is parsed back: the copy would cost as much again as the text for nothing.
+ */
+export function journalValue(value: unknown, maxBytes = Infinity): { value?: unknown; text: string } {
   if (value === undefined) return { text: '' };
   const text = JSON.stringify(value);
   if (text === undefined) throw new TypeError('not JSON-serialisable');
+  // A UTF-8 byte is at least a UTF-16 unit, so only a text near the cap is measured.
+  if (text.length > maxBytes / 3 && Buffer.byteLength(text) > maxBytes) throw new RangeError(`it is larger than ${maxBytes} bytes`);
   return { value: JSON.parse(text) as unknown, text };
 }
 

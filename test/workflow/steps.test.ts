@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 import type { ServerContext } from '@modelcontextprotocol/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import { TaskEngine, type TaskStore, type TaskWork } from '../../src/engine/index.js';
 import { InProcessExecutor } from '../../src/executors/in-process/index.js';
@@ -105,6 +105,25 @@ describe('the journaled step API on the engine', () => {
       kind: 'result',
       result: { content: [{ type: 'text', text: 'NonRetryableError: bad input' }], isError: true },
     });
+  });
+
+  it('refuses a step result over 1 MiB without parsing its text back', async () => {
+    const { engine } = await setup(async (_args, step) => {
+      await step.do('huge', () => 'x'.repeat(2 * 1024 * 1024));
+      return { content: [] };
+    });
+    // The parses of the whole run, to see that the 2 MiB text is never among them.
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      const done = await engine.waitForTerminal(task.taskId);
+      expect(done?.outcome).toMatchObject({ kind: 'result', result: { isError: true } });
+      expect(JSON.stringify(done?.outcome)).toContain('larger than 1048576 bytes');
+      const longest = Math.max(0, ...parse.mock.calls.map(([text]) => String(text).length));
+      expect(longest).toBeLessThan(1024 * 1024);
+    } finally {
+      parse.mockRestore();
+    }
   });
 
   it('times a step out and retries it', async () => {
