@@ -47,7 +47,8 @@ export function journalValue(value: unknown, maxBytes = Infinity): { value?: unk
   const text = JSON.stringify(value);
   if (text === undefined) throw new TypeError('not JSON-serialisable');
   // A UTF-8 byte is at least a UTF-16 unit, so only a text near the cap is measured.
-  if (text.length > maxBytes / 3 && Buffer.byteLength(text) > maxBytes) throw new RangeError(`it is larger than ${maxBytes} bytes`);
+  if (text.length > maxBytes / 3 && Buffer.byteLength(text) > maxBytes)
+    throw new RangeError(`it is larger than ${maxBytes} bytes`);
   return { value: JSON.parse(text) as unknown, text };
 }
 
