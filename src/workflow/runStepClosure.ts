@@ -46,7 +46,7 @@ export function journalValue(value: unknown, maxBytes = Infinity): { value?: unk
   if (value === undefined) return { text: '' };
   const text = JSON.stringify(value);
   if (text === undefined) throw new TypeError('not JSON-serialisable');
-  // A UTF-8 byte is at least a UTF-16 unit, so only a text near the cap is measured.
+  // A UTF-16 unit is at most 3 UTF-8 bytes, so only a text near the cap needs measuring.
   if (text.length > maxBytes / 3 && Buffer.byteLength(text) > maxBytes)
     throw new RangeError(`it is larger than ${maxBytes} bytes`);
   return { value: JSON.parse(text) as unknown, text };
