@@ -15,11 +15,13 @@ import { timelineLines, type TaskRecord, type TimelineEntry } from '../console/i
 import { promptElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer, Reporter } from './Reporter.js';
+import { terminalSafeJson, visibleLine as line, visibleText } from './sanitize.js';
 import { StatusLine } from './StatusLine.js';
 
 /**
  * Output for people. Results go to stdout; status goes to stderr, as a live line on a terminal or one line per
- * change otherwise, so piping stdout captures only the result.
+ * change otherwise, so piping stdout captures only the result. Every server-supplied string is shown through the
+ * sanitizer (`line` for a field, `visibleText` for multi-line text), and everything written passes it once more.
  */
 export class HumanReporter implements Reporter {
   private readonly line: StatusLine | undefined;
@@ -34,8 +36,8 @@ export class HumanReporter implements Reporter {
   }
 
   started(handle: TaskHandle): void {
-    const what = handle.isTask ? `task ${handle.taskId} (${handle.dialect})` : `plain call (${handle.dialect})`;
-    this.err(`${handle.toolName ?? 'tool'}: ${what}\n`);
+    const what = handle.isTask ? `task ${line(handle.taskId)} (${handle.dialect})` : `plain call (${handle.dialect})`;
+    this.err(`${line(handle.toolName ?? 'tool')}: ${what}\n`);
     this.update(handle.snapshot);
   }
 
@@ -58,31 +60,32 @@ export class HumanReporter implements Reporter {
     ) {
       return;
     }
-    const status = snapshot.cancelRequested === true ? `${snapshot.status} (stopping)` : snapshot.status;
+    const status = line(snapshot.cancelRequested === true ? `${snapshot.status} (stopping)` : snapshot.status);
     this.err(
-      `[${this.elapsed()}s] ${status}${snapshot.statusMessage === undefined ? '' : `  ${snapshot.statusMessage}`}\n`,
+      `[${this.elapsed()}s] ${status}${snapshot.statusMessage === undefined ? '' : `  ${line(snapshot.statusMessage)}`}\n`,
     );
   }
 
   detached(handle: TaskHandle): void {
-    process.stdout.write(`${handle.taskId}\n`);
+    this.out(`${line(handle.taskId)}\n`);
   }
 
   outcome(outcome: TaskOutcome, withResult: boolean): void {
     this.line?.clear();
-    const id = outcome.snapshot.taskId === undefined ? '' : ` (task ${outcome.snapshot.taskId})`;
+    const id = outcome.snapshot.taskId === undefined ? '' : ` (task ${line(outcome.snapshot.taskId)})`;
     if (outcome.status === 'completed') {
       if (withResult) this.printResult(outcome.result);
       this.err(`completed in ${this.elapsed()}s${id}\n`);
       return;
     }
     if (outcome.status === 'cancelled') {
-      this.err(`cancelled${id}${outcome.message === undefined ? '' : `: ${outcome.message}`}\n`);
+      this.err(`cancelled${id}${outcome.message === undefined ? '' : `: ${visibleText(outcome.message)}`}\n`);
       return;
     }
     if (withResult && outcome.result !== undefined) this.printResult(outcome.result);
-    const code = outcome.error === undefined ? '' : ` [${outcome.error.code}]`;
-    this.err(`failed${id}${code}: ${outcome.message}\n`);
+    const code = outcome.error === undefined ? '' : ` [${line(outcome.error.code)}]`;
+    // A failure's message is often the tool's multi-line text.
+    this.err(`failed${id}${code}: ${visibleText(outcome.message)}\n`);
   }
 
   snapshot(snapshot: TaskSnapshot): void {
@@ -99,43 +102,42 @@ export class HumanReporter implements Reporter {
       ],
       ['poll', snapshot.pollIntervalMs === undefined ? undefined : `${snapshot.pollIntervalMs} ms`],
     ];
-    for (const [name, value] of rows)
-      if (value !== undefined) process.stdout.write(`${name.padEnd(8)} ${String(value)}\n`);
+    for (const [name, value] of rows) if (value !== undefined) this.out(`${name.padEnd(8)} ${line(value)}\n`);
   }
 
   list(list: TaskList): void {
     if (list.tasks.length === 0) this.err(list.source === 'store' ? 'no stored tasks for this server\n' : 'no tasks\n');
     for (const task of list.tasks) {
-      process.stdout.write(`${task.taskId ?? '-'}  ${task.status.padEnd(14)} ${task.statusMessage ?? ''}\n`);
+      this.out(`${line(task.taskId ?? '-')}  ${line(task.status).padEnd(14)} ${line(task.statusMessage ?? '')}\n`);
     }
-    if (list.nextCursor !== undefined) this.err(`more: --cursor ${list.nextCursor}\n`);
+    if (list.nextCursor !== undefined) this.err(`more: --cursor ${line(list.nextCursor)}\n`);
   }
 
   tools(tools: Tool[]): void {
     for (const tool of tools) {
       const support = tool.execution?.taskSupport ?? '-';
-      process.stdout.write(`${tool.name.padEnd(36)} ${String(support).padEnd(9)} ${tool.description ?? ''}\n`);
+      this.out(`${line(tool.name).padEnd(36)} ${line(support).padEnd(9)} ${line(tool.description ?? '')}\n`);
     }
   }
 
   timeline(task: TaskRecord, entries: TimelineEntry[]): void {
     const tool = task.request.params['name'];
     const head = `task ${task.taskId} ${task.status}${typeof tool === 'string' ? ` (${tool})` : ''} owner ${task.owner}`;
-    process.stdout.write(`${[head, ...timelineLines(entries)].join('\n')}\n`);
+    this.out(`${[head, ...timelineLines(entries)].map(line).join('\n')}\n`);
   }
 
   note(text: string): void {
     this.line?.clear();
-    this.err(`${text}\n`);
+    this.err(`${visibleText(text)}\n`);
     if (this.line !== undefined && this.last !== undefined) this.line.show(this.last);
   }
 
   error(error: unknown): void {
     this.line?.clear();
-    const code = error instanceof TaskRpcError ? ` [${error.code}]` : '';
+    const code = error instanceof TaskRpcError ? ` [${line(error.code)}]` : '';
     const message = error instanceof Error ? error.message : String(error);
     const kind = error instanceof TaskClientError ? `${error.kind} error` : 'error';
-    this.err(`mcp-tasks: ${kind}${code}: ${message}\n`);
+    this.err(`mcp-tasks: ${kind}${code}: ${visibleText(message)}\n`);
   }
 
   async elicit(params: ElicitationParams, context: InputContext): Promise<ElicitAnswer> {
@@ -156,16 +158,20 @@ export class HumanReporter implements Reporter {
   private printResult(result: Parameters<typeof textOf>[0]): void {
     const text = textOf(result);
     const structured = (result as { structuredContent?: unknown }).structuredContent;
-    if (text !== '') process.stdout.write(`${text}\n`);
-    else if (structured !== undefined) process.stdout.write(`${JSON.stringify(structured, null, 2)}\n`);
-    else process.stdout.write(`${JSON.stringify(result.content ?? [], null, 2)}\n`);
+    if (text !== '') this.out(`${visibleText(text)}\n`);
+    else this.out(`${terminalSafeJson(structured ?? result.content ?? [], 2)}\n`);
   }
 
   private elapsed(): string {
     return ((Date.now() - this.startedAt) / 1000).toFixed(1);
   }
 
+  /** The last guard: whatever reaches the terminal has had its controls made visible (newlines and tabs kept). */
+  private out(text: string): void {
+    process.stdout.write(visibleText(text));
+  }
+
   private err(text: string): void {
-    process.stderr.write(text);
+    process.stderr.write(visibleText(text));
   }
 }

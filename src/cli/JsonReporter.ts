@@ -13,8 +13,13 @@ import type { TaskRecord, TimelineEntry } from '../console/index.js';
 import { readJsonElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer, Reporter } from './Reporter.js';
+import { terminalSafeJson } from './sanitize.js';
 
-/** Output for programs: one JSON object per line on stdout, each with a `type`. */
+/**
+ * Output for programs: one JSON object per line on stdout, each with a `type`. The lines often end up on a terminal
+ * too, so characters a terminal acts on (C1 controls, U+2028/2029, bidi overrides) are `\uXXXX` escapes in the text;
+ * the parsed values are unchanged.
+ */
 export class JsonReporter implements Reporter {
   constructor(
     private readonly reader: LineReader,
@@ -94,6 +99,6 @@ export class JsonReporter implements Reporter {
   }
 
   private emit(event: Record<string, unknown>): void {
-    process.stdout.write(`${JSON.stringify(event)}\n`);
+    process.stdout.write(`${terminalSafeJson(event)}\n`);
   }
 }

@@ -1,4 +1,5 @@
 import type { TaskSnapshot } from '../client/index.js';
+import { visibleLine } from './sanitize.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -15,8 +16,10 @@ export class StatusLine {
     const status = snapshot.cancelRequested === true ? `${snapshot.status}, stopping…` : snapshot.status;
     const progress = snapshot.progress;
     const bar = progress === undefined ? undefined : progressBar(progress.progress, progress.total);
+    // Server text: its controls would act on the terminal, between the line's own erase and redraw.
     this.text = [status, snapshot.statusMessage, bar, progress?.message]
       .filter((part) => part !== undefined && part !== '')
+      .map(visibleLine)
       .join('  ');
     this.timer ??= setInterval(() => this.draw(), 100);
     this.draw();

@@ -1,6 +1,7 @@
 import type { ElicitationParams, InputContext } from '../client/index.js';
 import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer } from './Reporter.js';
+import { visibleLine, visibleText } from './sanitize.js';
 
 interface FieldSchema {
   type?: string;
@@ -49,10 +50,11 @@ export async function promptElicitation(
   reader: LineReader,
   write: (text: string) => void,
 ): Promise<ElicitAnswer> {
-  const from = context.taskId === undefined ? '' : ` (task ${context.taskId})`;
-  write(`? ${String(params.message)}${from}\n`);
+  // Everything shown here is the server's: a question must not be able to repaint the screen around itself.
+  const from = context.taskId === undefined ? '' : ` (task ${visibleLine(context.taskId)})`;
+  write(`? ${visibleText(params.message)}${from}\n`);
   if (params.mode === 'url') {
-    write(`  Open ${String((params as { url?: unknown }).url)} and press Enter when done (:decline to refuse)\n`);
+    write(`  Open ${visibleLine((params as { url?: unknown }).url)} and press Enter when done (:decline to refuse)\n`);
     const line = await reader.next();
     if (line === undefined || line.trim() === ':decline') return { action: 'decline' };
     return line.trim() === ':cancel' ? { action: 'cancel' } : { action: 'accept' };
@@ -63,14 +65,16 @@ export async function promptElicitation(
   const content: Record<string, string | number | boolean> = {};
   for (const [key, field] of Object.entries(schema?.properties ?? {})) {
     const choices = choicesOf(field);
-    if (choices !== undefined) choices.forEach((choice, index) => write(`    ${index + 1}) ${choice.label}\n`));
-    const hint = field.default === undefined ? '' : ` [${String(field.default)}]`;
+    if (field.description !== undefined) write(`  (${visibleLine(field.description)})\n`);
+    if (choices !== undefined)
+      choices.forEach((choice, index) => write(`    ${index + 1}) ${visibleLine(choice.label)}\n`));
+    const hint = field.default === undefined ? '' : ` [${visibleLine(field.default)}]`;
     const optional = required.has(key) ? '' : ' (optional)';
     for (let attempt = 0; ; attempt++) {
-      write(`  ${field.title ?? key}${optional}${hint}: `);
+      write(`  ${visibleLine(field.title ?? key)}${optional}${hint}: `);
       const line = await reader.next();
       // Piped answers are not echoed; end the prompt line ourselves.
-      if (process.stdin.isTTY !== true) write(`${line ?? ''}\n`);
+      if (process.stdin.isTTY !== true) write(`${visibleLine(line ?? '')}\n`);
       if (line === undefined) return { action: 'decline' };
       const text = line.trim();
       if (text === ':decline') return { action: 'decline' };
@@ -86,7 +90,7 @@ export async function promptElicitation(
         }
       }
       if (attempt >= 2) return { action: 'decline' };
-      write(`  (not a valid ${choices === undefined ? (field.type ?? 'value') : 'choice'})\n`);
+      write(`  (not a valid ${visibleLine(choices === undefined ? (field.type ?? 'value') : 'choice')})\n`);
     }
   }
   return { action: 'accept', content };

@@ -22,6 +22,7 @@ import { HumanReporter } from './HumanReporter.js';
 import { JsonReporter } from './JsonReporter.js';
 import { LineReader } from './LineReader.js';
 import type { Reporter } from './Reporter.js';
+import { visibleText } from './sanitize.js';
 import { startTracing, stopTracing } from './tracingSetup.js';
 import { UsageError } from './UsageError.js';
 
@@ -126,6 +127,12 @@ function program(
     .option(
       '--upstream-header <name:value>',
       'HTTP header for every upstream request (repeatable)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
+    .option(
+      '--upstream-env <name>',
+      "environment variable a stdio upstream gets besides HOME, PATH, USER… (repeatable); the proxy's own are not passed",
       (value: string, all: string[]) => [...all, value],
       [],
     )
@@ -243,7 +250,7 @@ async function main(argv: string[]): Promise<ExitCode> {
   try {
     ({ cli, server } = splitServerCommand(argv));
   } catch (error) {
-    process.stderr.write(`mcp-tasks: ${(error as Error).message}\n`);
+    process.stderr.write(`mcp-tasks: ${visibleText((error as Error).message)}\n`);
     return EXIT_CODES.usage;
   }
   let work: ((reporter: Reporter) => Promise<ExitCode>) | undefined;
@@ -296,7 +303,8 @@ startTracing()
       setTimeout(() => process.exit(code), 200).unref();
     },
     (error: unknown) => {
-      process.stderr.write(`mcp-tasks: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+      process.stderr.write(`mcp-tasks: ${visibleText(text)}\n`);
       process.exit(EXIT_CODES.failed);
     },
   );

@@ -176,6 +176,8 @@ export class FallbackTools implements ServerDialect {
       for (const entry of delivered) ctx.inFlightInputs.delete(entry);
     }
     if (!isTerminal(record.status)) return { result: this.pending(record, client) };
+    // The outcome reaches its requestor: the task may make room at a stored-task bound.
+    void ctx.engine.resultDelivered(record);
     const outcome = record.outcome;
     if (outcome?.kind === 'result') return { result: outcome.result };
     const message = outcome?.kind === 'error' ? outcome.error.message : (record.statusMessage ?? record.status);

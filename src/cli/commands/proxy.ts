@@ -4,11 +4,14 @@ import type { DialectPreference, TaskTarget } from '../../client/index.js';
 import { parseProxyConfig, parseToolsOption, startProxy, type ProxyConfig } from '../../gateway/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
+import { terminalSafeJson, visibleLine } from '../sanitize.js';
 import { UsageError } from '../UsageError.js';
 
 export interface ProxyCommandOptions {
   upstream?: string;
   upstreamHeader: string[];
+  /** Variables a stdio upstream inherits besides the SDK's safe default set. */
+  upstreamEnv: string[];
   upstreamDialect: DialectPreference;
   port: string;
   host: string;
@@ -50,7 +53,8 @@ function upstreamOf(options: ProxyCommandOptions, server: string[] | undefined):
     throw new UsageError('Say which server to front: --upstream <url>, or -- <command...> to start one over stdio');
   if (options.upstreamHeader.length > 0) throw new UsageError('--upstream-header needs --upstream <url>');
   const [command, ...args] = server as [string, ...string[]];
-  return { command, args, env: process.env as Record<string, string>, stderr: 'inherit' };
+  // No env here: the gateway gives the child the safe default set plus what --upstream-env names.
+  return { command, args, stderr: 'inherit' };
 }
 
 function configOf(path: string | undefined): ProxyConfig {
@@ -68,10 +72,10 @@ function configOf(path: string | undefined): ProxyConfig {
   }
 }
 
-/** Log lines on stderr: stdout carries the URL (HTTP) or the protocol (stdio). */
+/** Log lines on stderr: stdout carries the URL (HTTP) or the protocol (stdio). The fields may hold upstream text. */
 function stderrLogger(verbose: boolean) {
   const line = (level: string) => (fields: Record<string, unknown>, message: string) =>
-    process.stderr.write(`mcp-tasks proxy: ${level} ${message} ${JSON.stringify(fields)}\n`);
+    process.stderr.write(`mcp-tasks proxy: ${level} ${visibleLine(message)} ${terminalSafeJson(fields)}\n`);
   return { info: verbose ? line('info') : () => {}, warn: line('warn'), error: line('error') };
 }
 
@@ -96,6 +100,10 @@ export async function runProxy(
   }
   const config = configOf(options.config);
   if (options.console === true) config.console ??= {};
+  if (options.upstreamEnv.length > 0) {
+    if (options.upstream !== undefined) throw new UsageError('--upstream-env is for a stdio upstream (-- <command…>)');
+    config.upstream = { ...config.upstream, env: [...(config.upstream?.env ?? []), ...options.upstreamEnv] };
+  }
   const store = options.store ?? process.env['MCP_TASKS_STORE'];
   const redisUrl = options.redis ?? process.env['REDIS_URL'];
   let proxy;

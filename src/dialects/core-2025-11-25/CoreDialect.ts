@@ -189,6 +189,9 @@ export class CoreDialect implements ServerDialect {
         const next = await ctx.engine.waitForChange(taskId, record.version, ctx.signal, watch);
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
+      // The outcome reaches its requestor: the task may make room at a stored-task bound (not awaited: the answer
+      // need not wait for the mark).
+      void ctx.engine.resultDelivered(record);
       return outcomeAnswer(record);
     } finally {
       watch.stop();

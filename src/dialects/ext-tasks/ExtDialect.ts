@@ -205,6 +205,9 @@ export class ExtDialect implements ServerDialect {
         // spec E8: the status-matching variant; spec E14: unknown ids are -32602.
         const record = await ctx.engine.get(ctx.caller.scope, taskId);
         ctx.advertisePollInterval(record.pollIntervalMs);
+        // spec E15: a terminal task's result or error is inlined here, so this read delivers it (a stored-task bound
+        // may then evict the task; see FetchedEviction).
+        void ctx.engine.resultDelivered(record);
         return { result: { ...toDetailedTask(record), ...COMPLETE } };
       }
       case ExtMethod.update:

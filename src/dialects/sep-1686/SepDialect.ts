@@ -186,6 +186,8 @@ export class SepDialect implements ServerDialect {
       if (record && !isTerminal(record.status)) await carrier.release().catch(() => undefined);
     }
     if (!record) return answerError(ErrorCodes.INTERNAL_ERROR, 'The task was deleted before it finished');
+    // The outcome reaches its requestor: the task may make room at a stored-task bound.
+    void ctx.engine.resultDelivered(record);
     if (record.outcome?.kind === 'error') return { error: record.outcome.error };
     if (record.outcome?.kind === 'result') return { result: withRelated(record.outcome.result, clientTaskId) };
     return answerError(ErrorCodes.INTERNAL_ERROR, `The task ended ${record.status} without a result`);
@@ -219,6 +221,7 @@ export class SepDialect implements ServerDialect {
             `Cannot retrieve result: Task status is '${sepStatus(record)}', not 'completed'`,
           );
         }
+        void ctx.engine.resultDelivered(record);
         return { result: withRelated(record.outcome.result, clientTaskId) };
       case SepMethod.delete:
         // spec 4.10: accepted for terminal tasks; running work is not deleted behind its requestor's back.
