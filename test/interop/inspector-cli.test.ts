@@ -7,15 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { HttpFixture, ROOT } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
+import { interopPeer, node22 } from './helpers/interopPeers.js';
 
 const run = promisify(execFile);
-const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+const INSPECTOR = interopPeer('@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+/** The Inspector requires Node >= 22.19. */
+const NODE22 = node22();
 
 /** Runs the Inspector CLI and returns its one JSON output object. */
 async function inspector(args: string[]): Promise<Record<string, unknown>> {
   const home = tempDir('inspector-home-');
   mkdirSync(home, { recursive: true });
-  const { stdout } = await run(process.execPath, [INSPECTOR, '--cli', ...args, '--format', 'json'], {
+  const { stdout } = await run(NODE22, [INSPECTOR, '--cli', ...args, '--format', 'json'], {
     env: { ...process.env, HOME: home },
     timeout: 60_000,
   }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout || error.stderr || '' }));

@@ -1,13 +1,14 @@
 import { execFile } from 'node:child_process';
-import { join } from 'node:path';
 
 import { beforeEach, describe, expect, it } from 'vitest';
 
-import { ROOT } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
+import { interopPeer, node22 } from './helpers/interopPeers.js';
 import { recordedFixture } from './helpers/recordingProxy.js';
 
-const INSPECTOR = join(ROOT, 'node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+const INSPECTOR = interopPeer('@modelcontextprotocol/inspector/clients/launcher/build/index.js');
+/** The Inspector requires Node >= 22.19. */
+const NODE22 = node22();
 
 interface CliRun {
   exitCode: number;
@@ -35,7 +36,7 @@ function inspector(url: string, args: string[]): Promise<CliRun> {
   const home = tempDir('inspector-home-');
   return new Promise((resolve) => {
     execFile(
-      process.execPath,
+      NODE22,
       [INSPECTOR, '--cli', url, '--protocol-era', 'modern', ...args, '--format', 'json'],
       { env: { ...process.env, HOME: home }, timeout: 60_000 },
       (error, stdout, stderr) => {

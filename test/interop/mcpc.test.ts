@@ -4,10 +4,11 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { HttpFixture, ROOT } from '../helpers/rawWire.js';
+import { HttpFixture } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
+import { interopPeer } from './helpers/interopPeers.js';
 
-const MCPC = join(ROOT, 'node_modules/@apify/mcpc/bin/mcpc');
+const MCPC = interopPeer('@apify/mcpc/bin/mcpc');
 
 interface McpcRun {
   code: number;

@@ -2,7 +2,12 @@
 // 2026-07-28 and does not declare the tasks extension. Usage: node aiSdkCall.mjs <url> <tool> <json args> <json answers>
 // where answers is a list of ElicitResults handed out in order. Prints one JSON line: { protocolVersion, asked, result }
 // or { error }.
-import { createMCPClient, ElicitationRequestSchema } from '@ai-sdk/mcp';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+
+// @ai-sdk/mcp is installed in tools/interop (it needs Node 22, so it stays out of the root install).
+const interop = createRequire(new URL('../../../tools/interop/package.json', import.meta.url));
+const { createMCPClient, ElicitationRequestSchema } = await import(pathToFileURL(interop.resolve('@ai-sdk/mcp')).href);
 
 const [url, tool, args, answers] = process.argv.slice(2);
 const queue = JSON.parse(answers ?? '[]');
