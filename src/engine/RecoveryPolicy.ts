@@ -5,8 +5,16 @@ export type RecoveryDecision = { action: 'fail'; statusMessage: string } | { act
 /** Decides what happens to a task whose runner died while it was `working` or `input_required`. */
 export type RecoveryPolicy = (task: TaskRecord) => RecoveryDecision;
 
+/**
+ * A lapsed lease says only that the runner stopped renewing it: its process may have ended, frozen or lost the store,
+ * and its work may even have finished (a late outcome is refused). The message claims no more than that.
+ */
 export const INTERRUPTED_MESSAGE =
-  'The process running this task stopped before it finished; the work was interrupted and was not re-run because it is not marked safe to retry.';
+  'The runner of this task stopped renewing its lease before recording an outcome (its process ended, froze or lost the task store), so whether the work finished is unknown; it was not re-run because it is not marked safe to retry.';
+
+/** The status message of a task queued again because the process holding it stopped before its work started. */
+export const REQUEUED_MESSAGE =
+  'Queued again: the process holding this task stopped before its work started (the work never began).';
 
 /**
  * The task as the recovery of a lost run sees it, `completedSteps` being the journaled steps completed by now: a run
@@ -33,7 +41,7 @@ export function defaultRecoveryPolicy(maxRuns = 3): RecoveryPolicy {
     const how = (task.stepsAtRecovery ?? 0) > 0 ? ' in a row without completing a step' : '';
     return {
       action: 'fail',
-      statusMessage: `The process running this task stopped ${lost} times${how}; giving up after ${maxRuns} runs.`,
+      statusMessage: `The runner of this task stopped renewing its lease ${lost} times${how}; giving up after ${maxRuns} runs.`,
     };
   };
 }

@@ -6,6 +6,7 @@ import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError
 import type { TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
 import type { ReplaceAlong, TaskStore } from './TaskStore.js';
+import { StoreReachability } from './StoreReachability.js';
 import { isExpired } from './transitions.js';
 import type { TimelineRecorder } from './TimelineRecorder.js';
 
@@ -29,12 +30,14 @@ export class TaskAccess {
     readonly timelines: TimelineRecorder,
     /** Called with each record this process moved to a terminal status (the task span ends there). */
     private readonly onSettled: (record: TaskRecord) => void = () => {},
+    /** Failures and slow answers of the store, as this process met them (lease recovery waits them out). */
+    readonly reachability = new StoreReachability(clock, Number.POSITIVE_INFINITY),
   ) {}
 
   /** Runs a store operation; a failure that is not one of ours reads as the store being unavailable. */
   async guard<T>(operation: () => Promise<T>): Promise<T> {
     try {
-      return await operation();
+      return await this.reachability.watch(operation, isOutage);
     } catch (error) {
       if (isTaskError(error)) throw error;
       const message = error instanceof Error ? error.message : String(error);
@@ -134,4 +137,9 @@ export class TaskAccess {
       this.logger.warn({ taskId: event.task.taskId, error: String(error) }, 'lifecycle hook threw');
     }
   }
+}
+
+/** A store failure, not a refusal of ours (a missing task, a conflict): the store could not be used. */
+function isOutage(error: unknown): boolean {
+  return !isTaskError(error) || error instanceof StoreUnavailableError;
 }

@@ -8,6 +8,7 @@ import { FetchedEviction } from './FetchedEviction.js';
 import { ANY_OWNER, type OwnerScope } from './OwnerScope.js';
 import { defaultRecoveryPolicy } from './RecoveryPolicy.js';
 import type { WakeEntry } from './StepJournalStore.js';
+import { StoreReachability } from './StoreReachability.js';
 import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
@@ -67,8 +68,15 @@ export class TaskEngine implements EngineHandle {
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
     this.logger = options.logger ?? silentLogger;
     const timelines = new TimelineRecorder(this.store, this.limits.timelineEntries, this.logger);
-    this.access = new TaskAccess(this.store, this.clock, this.logger, options.onLifecycle, timelines, (record) =>
-      this.spans.settled(record),
+    this.access = new TaskAccess(
+      this.store,
+      this.clock,
+      this.logger,
+      options.onLifecycle,
+      timelines,
+      (record) => this.spans.settled(record),
+      // A renewal tick is a third of a lease: an answer slower than that may have cost a runner its renewal.
+      new StoreReachability(this.clock, Math.ceil(this.leaseMs / 3)),
     );
     this.waiting = new TaskWaiting(this.access, this.clock, this.logger, options.recheckIntervalMs ?? 5_000);
     this.spans = new TaskSpans(

@@ -1,6 +1,6 @@
 import type { Clock } from './Clock.js';
 import type { EngineLogger } from './EngineHooks.js';
-import { withRunProgress, type RecoveryPolicy } from './RecoveryPolicy.js';
+import { withRunProgress, type RecoveryDecision, type RecoveryPolicy } from './RecoveryPolicy.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskNotFoundError } from './TaskError.js';
@@ -91,16 +91,25 @@ export class TaskMaintenance {
   /** Finds tasks whose runner stopped renewing its lease and applies the recovery policy to each. */
   async recover(): Promise<{ failed: number; rerun: number }> {
     const counts = { failed: 0, rerun: 0 };
+    // spec R49: a lease that lapsed while the store was failing says nothing of its runner, which could not renew it
+    // either; a live runner renews within a third of a lease of the store's return, so recovery waits a whole lease.
+    if (this.access.reachability.steadyFor(this.clock.now()) < this.options.leaseMs) return counts;
     const stale = await this.access.guard(() => this.access.store.findStale(this.clock.now(), 1000));
     for (const lost of stale) {
-      const steps = await this.completedSteps(lost);
-      const decision = this.options.recoveryPolicy(withRunProgress(lost, steps));
+      // No run ever claimed it: the recover transition queues it again, outside the policy (nothing was run).
+      const started = lost.attempts > 0;
+      const steps = started ? await this.completedSteps(lost) : 0;
+      const decision: RecoveryDecision = started
+        ? this.options.recoveryPolicy(withRunProgress(lost, steps))
+        : { action: 'rerun' };
       try {
         const { record: next, changed } = await this.access.update(lost.taskId, (record) => {
           const now = this.clock.now();
           // An in-process runner that lost its lease created the task: its span died with it (TaskSpans).
+          // Claimed since the read: decided again on the next scan, with the policy.
+          if (!started && record.attempts > 0) return null;
           const held = releaseSpanHolder(record, record.runner) ?? record;
-          return recover(withRunProgress(held, steps), decision, now, this.handover.lease(now));
+          return recover(started ? withRunProgress(held, steps) : held, decision, now, this.handover.lease(now));
         });
         if (!changed) continue;
         this.access.emit({ type: 'recovered', task: next, action: decision.action });
@@ -112,7 +121,9 @@ export class TaskMaintenance {
           counts.rerun += 1;
           this.logger.warn(
             { taskId: next.taskId, owner: next.owner, attempt: next.attempts + 1 },
-            'task re-run after its runner stopped',
+            started
+              ? 'task re-run after its runner stopped'
+              : 'task queued again: its holder stopped before it started',
           );
           await this.handover.submit(next);
         }

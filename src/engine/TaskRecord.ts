@@ -67,7 +67,7 @@ export interface TaskProgress extends ProgressUpdate {
 }
 
 /** How a task ended up in a terminal state through crash recovery, when it did. */
-export type RecoveryMark = 'failed-after-crash' | 'rerun-after-crash';
+export type RecoveryMark = 'failed-after-crash' | 'rerun-after-crash' | 'requeued-before-start';
 
 /** The engine's task: a superset of what each dialect shows. */
 export interface TaskRecord {

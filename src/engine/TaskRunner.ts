@@ -200,10 +200,18 @@ export class TaskRunner {
       }
       const final = outcome;
       // Conditional on the run's attempt: an event telling of a later claim may not have arrived yet.
-      await this.settle(taskId, signal, () =>
-        this.engine.complete(taskId, final, statusMessage, run.latest, run.attempt),
-      );
-      this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
+      let recorded = false;
+      await this.settle(taskId, signal, async () => {
+        recorded = await this.engine.complete(taskId, final, statusMessage, run.latest, run.attempt);
+      });
+      if (recorded) this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
+      // Fencing: the task ended meanwhile (cancelled, or recovered after this run's lease lapsed) or a later attempt
+      // holds it; the outcome this run holds is dropped, and the log says so rather than that it finished.
+      else
+        this.logger.warn(
+          { taskId, attempt, runner: this.runnerId },
+          'task outcome refused: the run no longer held the task',
+        );
       return { outcome: 'finished' };
     } finally {
       stopObserving();

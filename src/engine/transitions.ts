@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { hasOfferAnswer, openOfferKeys, withOfferAnswers } from './offers.js';
-import type { RecoveryDecision } from './RecoveryPolicy.js';
+import { REQUEUED_MESSAGE, type RecoveryDecision } from './RecoveryPolicy.js';
 import { StaleLeaseError } from './StepJournal.js';
 import { InvalidTransitionError, TaskTerminalError } from './TaskError.js';
 import {
@@ -305,6 +305,17 @@ export function recover(
   lease: LeaseGrant | undefined,
 ): TaskRecord | null {
   if (isTerminal(record.status) || record.leaseUntil === undefined || record.leaseUntil >= now) return null;
+  // No run ever claimed it (it waited for a slot): nothing began, so it is queued again whatever its retry safety.
+  if (record.attempts === 0) {
+    const { runner: _runner, leaseUntil: _lease, ...rest } = record;
+    const requeued: TaskRecord = {
+      ...rest,
+      recovery: 'requeued-before-start',
+      recoveries: (record.recoveries ?? 0) + 1,
+      statusMessage: REQUEUED_MESSAGE,
+    };
+    return withLease(requeued, lease);
+  }
   if (decision.action === 'fail') {
     const failed: TaskRecord = {
       ...record,
@@ -321,7 +332,7 @@ export function recover(
     inputAnswers: {},
   };
   if (next.status === 'input_required') next = moveTo(next, 'working');
-  next.statusMessage = `Re-running after the previous run was interrupted (attempt ${record.attempts + 1})`;
+  next.statusMessage = `Re-running (attempt ${record.attempts + 1}): the runner of attempt ${record.attempts} stopped renewing its lease before recording an outcome`;
   const { runner: _runner, leaseUntil: _lease, ...rest } = next;
   return withLease(rest, lease);
 }

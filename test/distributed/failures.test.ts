@@ -90,10 +90,10 @@ if (redisUrl) {
           DETECTION_BOUND_MS + SLACK_MS + 5000,
         );
         expect(Date.now() - killedAt).toBeLessThan(DETECTION_BOUND_MS + SLACK_MS);
-        expect(failed.statusMessage).toMatch(/stopped before it finished/);
+        expect(failed.statusMessage).toMatch(/stopped renewing its lease before recording an outcome/);
         expect(failed.statusMessage).toMatch(/not re-run because it is not marked safe to retry/);
         const outcome = await wire.result(a, taskId);
-        expect(outcome.error?.message).toMatch(/stopped before it finished/);
+        expect(outcome.error?.message).toMatch(/stopped renewing its lease before recording an outcome/);
         // It was not run a second time.
         const starts = cluster
           .readToolEvents()

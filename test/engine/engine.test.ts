@@ -323,6 +323,9 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       const engine = await open({ clock, executor, leaseMs: 1000 });
       const plain = (await engine.create({ owner: 'o', request, dialect: 't' })).task;
       const safe = (await engine.create({ owner: 'o', request, dialect: 't', retrySafe: true })).task;
+      // Both runs began: a task that never started is queued again whatever its retry safety (below).
+      await engine.markStarted(plain.taskId, 'runner-1');
+      await engine.markStarted(safe.taskId, 'runner-1');
       await engine.requestInput(safe.taskId, [{ method: 'elicitation/create' }]);
       submitted.length = 0;
       expect(await engine.recover()).toEqual({ failed: 0, rerun: 0 });
@@ -330,13 +333,37 @@ for (const [storeName, makeStore] of STORE_FACTORIES) {
       expect(await engine.recover()).toEqual({ failed: 1, rerun: 1 });
       const failed = await engine.get('o', plain.taskId);
       expect(failed.status).toBe('failed');
-      expect(failed.statusMessage).toMatch(/stopped before it finished/);
+      expect(failed.statusMessage).toMatch(/stopped renewing its lease .* whether the work finished is unknown/);
       expect(failed.recovery).toBe('failed-after-crash');
       const rerun = await engine.get('o', safe.taskId);
       expect(rerun.status).toBe('working');
       expect(rerun.inputRequests).toEqual({});
       expect(submitted.map((t) => t.taskId)).toEqual([safe.taskId]);
       expect(await engine.recover()).toEqual({ failed: 0, rerun: 0 });
+    });
+
+    it('queues a task that never started again after its holder stopped, though it is not retry-safe', async () => {
+      const clock = new ManualClock();
+      const submitted: TaskRecord[] = [];
+      const executor = {
+        runnerId: 'runner-1',
+        leasesOnCreate: true,
+        submit: async (task: TaskRecord) => void submitted.push(task),
+        close: async () => {},
+      };
+      const engine = await open({ clock, executor, leaseMs: 1000 });
+      // Leased to the runner while it waited for a slot, never claimed (attempts 0), then the runner died.
+      const waiting = (await engine.create({ owner: 'o', request, dialect: 't' })).task;
+      expect(waiting.attempts).toBe(0);
+      submitted.length = 0;
+      clock.advance(1001);
+      expect(await engine.recover()).toEqual({ failed: 0, rerun: 1 });
+      const requeued = await engine.get('o', waiting.taskId);
+      expect(requeued).toMatchObject({ status: 'working', attempts: 0, recovery: 'requeued-before-start' });
+      expect(requeued.statusMessage).toMatch(/stopped before its work started/);
+      expect(submitted.map((t) => t.taskId)).toEqual([waiting.taskId]);
+      // It runs like any task: the claim is its first attempt.
+      expect((await engine.markStarted(waiting.taskId, 'runner-1'))?.attempts).toBe(1);
     });
   });
 }

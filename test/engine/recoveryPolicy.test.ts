@@ -32,7 +32,7 @@ describe('defaultRecoveryPolicy', () => {
     expect(policy(withRunProgress(afterLostRuns(task, [0]), 0))).toEqual({ action: 'rerun' });
     expect(policy(withRunProgress(afterLostRuns(task, [0, 0]), 0))).toEqual({
       action: 'fail',
-      statusMessage: 'The process running this task stopped 3 times; giving up after 3 runs.',
+      statusMessage: 'The runner of this task stopped renewing its lease 3 times; giving up after 3 runs.',
     });
     // A record nobody annotated counts its recoveries, the lost run included.
     expect(policy({ ...task, recoveries: 1 })).toEqual({ action: 'rerun' });
@@ -55,7 +55,7 @@ describe('defaultRecoveryPolicy', () => {
     expect(policy(withRunProgress(afterLostRuns(task, [2, 2, 2, 3, 3, 3]), 3))).toEqual({
       action: 'fail',
       statusMessage:
-        'The process running this task stopped 3 times in a row without completing a step; giving up after 3 runs.',
+        'The runner of this task stopped renewing its lease 3 times in a row without completing a step; giving up after 3 runs.',
     });
   });
 

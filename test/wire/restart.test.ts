@@ -51,7 +51,7 @@ describe('server restart on SQLite (kill -9)', () => {
         const task = (await later.request('tasks/get', { taskId: asking })).result;
         return task?.['status'] === 'failed' ? task : undefined;
       });
-      expect(failed['statusMessage']).toMatch(/stopped before it finished/);
+      expect(failed['statusMessage']).toMatch(/stopped renewing its lease before recording an outcome/);
       // SEP-1686 shows such a task as `unknown` (spec 4.3, 6); client-chosen ids live in their session's scope, so
       // this one is found through the engine view only.
       // Retry-safe work runs again and completes.

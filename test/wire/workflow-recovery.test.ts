@@ -90,7 +90,9 @@ describe('crash recovery of a workflow task on SQLite', () => {
     // Step 0 takes longer than each server lives: no lost run completes a step.
     const { log, taskId, done } = await crashLoop({ steps: 2, stepMs: 30_000, label: 'stuck' }, 3, () => pause(700));
     expect(done['status']).toBe('failed');
-    expect(done['statusMessage']).toBe('The process running this task stopped 3 times; giving up after 3 runs.');
+    expect(done['statusMessage']).toBe(
+      'The runner of this task stopped renewing its lease 3 times; giving up after 3 runs.',
+    );
     expect(logged(log, taskId)).toEqual([]);
   });
 });
