@@ -5,3 +5,4 @@ export { readTaskHistory, type TaskHistory } from './readTaskHistory.js';
 export { TaskConsole, type ConsoleOptions } from './TaskConsole.js';
 export type { QueueStats, Overview } from './overview.js';
 export { serveConsole, type ConsoleServerHandle } from './serveConsole.js';
+export { requestUrlOf } from './requestUrl.js';

@@ -2,6 +2,8 @@ import type { IncomingMessage } from 'node:http';
 
 import { DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 
+import { requestUrlOf } from '../../console/index.js';
+
 /** A body over the size limit, refused before it is all read (as the SDK's `toWebRequest` refuses it). */
 export class RequestBodyTooLargeError extends Error {
   override readonly name = 'RequestBodyTooLargeError';
@@ -22,7 +24,10 @@ export async function readNodeBody(
 ): Promise<string | undefined> {
   const method = (req.method ?? 'GET').toUpperCase();
   if (method === 'GET' || method === 'HEAD') return undefined;
-  if (Number(singleHeader(req.headers['content-length'])) > maxBytes) throw new RequestBodyTooLargeError(maxBytes);
+  if (Number(singleHeader(req.headers['content-length'])) > maxBytes) {
+    discardRest(req, maxBytes);
+    throw new RequestBodyTooLargeError(maxBytes);
+  }
   // Stream events rather than an async iterator: the same bytes, without an iterator's promises per request.
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -36,9 +41,8 @@ export async function readNodeBody(
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       received += bytes.byteLength;
       if (received > maxBytes) {
-        // What leaving the read early does to the stream: it is destroyed, nothing more is read.
-        req.destroy();
-        return done(new RequestBodyTooLargeError(maxBytes));
+        done(new RequestBodyTooLargeError(maxBytes));
+        return discardRest(req, maxBytes);
       }
       chunks.push(bytes);
     };
@@ -48,12 +52,25 @@ export async function readNodeBody(
 }
 
 /**
+ * Reads and drops what is left of a body refused as too large, up to `maxBytes` more, so the client (still sending)
+ * gets the 413 instead of a reset: a socket closed with unread input answers the client's next bytes with a reset,
+ * which loses the response it has not read yet. Past the bound the connection is cut.
+ */
+function discardRest(req: IncomingMessage, maxBytes: number): void {
+  let drained = 0;
+  req.on('data', (chunk: Buffer | string) => {
+    drained += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+    if (drained > maxBytes) req.destroy();
+  });
+  req.resume();
+}
+
+/**
  * The web-standard Request for a node:http request whose body was already read (what `toWebRequest` builds); its
  * `signal` is the one `signalOf` gives, asked for only when something reads it.
  */
 export function webRequestOf(req: IncomingMessage, body: string | undefined, signalOf?: () => AbortSignal): Request {
   const method = (req.method ?? 'GET').toUpperCase();
-  const host = singleHeader(req.headers['host']) ?? singleHeader(req.headers[':authority']) ?? 'localhost';
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || name.startsWith(':')) continue;
@@ -61,7 +78,8 @@ export function webRequestOf(req: IncomingMessage, body: string | undefined, sig
     else headers.set(name, value);
   }
   const init = { method, headers, ...(body !== undefined && { body }) };
-  const url = `http://${host}${req.url ?? '/'}`;
+  // serveHttp refuses a request without such a URL before any is built; the fallback never routes anything.
+  const url = requestUrlOf(req.headers.host, req.url) ?? 'http://localhost/';
   return signalOf === undefined ? new Request(url, init) : new ExchangeRequest(url, init, signalOf);
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 
-import { TaskConsole, type ConsoleOptions } from '../../console/index.js';
+import { requestUrlOf, TaskConsole, type ConsoleOptions } from '../../console/index.js';
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { LazyAbort } from '../LazyAbort.js';
@@ -143,6 +143,17 @@ export async function serveHttp(
       writeNodeResponse(response, res, { maxPendingBytes, slowReaderMs, onSlowReader });
     let response: Response;
     try {
+      // Routes are read from the request-target only; a Host that is more than host[:port] could otherwise name one.
+      if (!requestUrlOf(req.headers.host, req.url)) {
+        return await write(
+          jsonRpcErrorResponse(
+            400,
+            ErrorCodes.TRANSPORT_REFUSED,
+            'Bad Request: the Host header must be host[:port] and the request-target a path',
+            { connection: 'close' },
+          ),
+        );
+      }
       const body = await readNodeBody(req);
       // Task traffic of sessions skips the web Request/Response round trip (docs/architecture.md, "fast path").
       // No getter here: with an accessor of the object's own, V8 kept the whole exchange through every scavenge
