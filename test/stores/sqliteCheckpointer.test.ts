@@ -1,4 +1,4 @@
-import { copyFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
@@ -61,6 +61,29 @@ describe('Checkpointer: WAL checkpoints on a worker thread', () => {
     await waitUntil(() => failures.length > 0, 5000);
     expect(failures[0]).toMatch(/directory does not exist|unable to open/);
     await checkpointer.close();
+    db.close();
+  });
+
+  it('starts a new worker after a failure, so a passing fault does not stop the checkpoints for good', async () => {
+    const dir = tempDir();
+    const db = walDatabase(join(dir, 'tasks.db'));
+    const failures: string[] = [];
+    // The worker's file appears only after the first worker failed to open it: a fault that passes.
+    const later = join(dir, 'later', 'tasks.db');
+    const checkpointer = new Checkpointer(later, (reason) => failures.push(reason));
+    checkpointer.start(db);
+    await waitUntil(() => failures.length > 0, 5000);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    mkdirSync(join(dir, 'later'));
+    const target = walDatabase(later);
+    target.prepare('INSERT INTO t VALUES (1)').run();
+    await waitUntil(() => checkpointer.checkpoints > 0, 10_000);
+    expect(checkpointer.restarts).toBeGreaterThan(0);
+    // The worker stands in for the connection's automatic checkpoint again; the failure was told once.
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    expect(failures).toHaveLength(1);
+    await checkpointer.close();
+    target.close();
     db.close();
   });
 });

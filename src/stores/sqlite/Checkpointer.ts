@@ -6,6 +6,10 @@ import type Database from 'better-sqlite3';
 /** How often the worker is asked to checkpoint while commits are coming in. */
 export const CHECKPOINT_INTERVAL_MS = 100;
 
+/** A failed worker is started again after this long, doubling while it keeps failing, up to the cap. */
+export const RESTART_DELAY_MS = 1000;
+export const MAX_RESTART_DELAY_MS = 30_000;
+
 /** The worker: its own connection to the file, a PASSIVE checkpoint whenever asked, the outcome reported back. */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -39,8 +43,9 @@ parentPort.on('message', (message) => {
  * Runs the file's WAL checkpoints on a worker thread with a connection of its own, so the event loop never copies
  * pages into the database file or waits for the two fsyncs of a checkpoint (SQLite's automatic checkpoint runs inside
  * the commit that crosses its threshold, holding the loop for as long as that takes). The store's connection turns
- * its automatic checkpoint off while the worker runs; if the worker fails, it is turned back on (`onFailure`), so the
- * WAL stays bounded either way. A checkpoint is asked for every `CHECKPOINT_INTERVAL_MS` while commits come in, one
+ * its automatic checkpoint off while the worker runs; if the worker fails, it is turned back on (`onFailure`, told
+ * once per run of failures), so the WAL stays bounded either way, and a new worker is started after a back-off: a
+ * passing fault (a full disk) does not cost the checkpoints off the loop until the next restart of the process. A checkpoint is asked for every `CHECKPOINT_INTERVAL_MS` while commits come in, one
  * at a time; PASSIVE, so it never waits for readers or blocks writers.
  */
 export class Checkpointer {
@@ -48,8 +53,16 @@ export class Checkpointer {
   private timer: NodeJS.Timeout | undefined;
   private dirty = false;
   private asked = false;
+  /** The store's connection, whose automatic checkpoint the worker stands in for. */
+  private db: Database.Database | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  /** Failures since the last checkpoint that worked: 0 while the worker is sound. */
+  private failures = 0;
+  private closed = false;
   /** Checkpoints completed by the worker. */
   checkpoints = 0;
+  /** Workers started again after a failure. */
+  restarts = 0;
 
   constructor(
     private readonly path: string,
@@ -58,6 +71,7 @@ export class Checkpointer {
 
   /** Starts the worker and turns the automatic checkpoint of `db` (the store's connection) off. */
   start(db: Database.Database): void {
+    this.db = db;
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: { path: this.path, driver: createRequire(import.meta.url).resolve('better-sqlite3') },
@@ -68,7 +82,10 @@ export class Checkpointer {
     worker.on('message', (message: { done?: unknown; busy?: boolean; failed?: string }) => {
       this.asked = false;
       if (message.failed !== undefined) return this.fail(message.failed);
-      if (message.done) this.checkpoints++;
+      if (message.done) {
+        this.checkpoints++;
+        this.failures = 0;
+      }
     });
     worker.on('error', (error) => this.fail(error.message));
     this.timer = setInterval(() => this.tick(), CHECKPOINT_INTERVAL_MS);
@@ -82,6 +99,8 @@ export class Checkpointer {
 
   /** Stops the worker (before the store's connection closes, which checkpoints what is left itself). */
   async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.restartTimer);
     clearInterval(this.timer);
     this.timer = undefined;
     const worker = this.worker;
@@ -110,6 +129,29 @@ export class Checkpointer {
     this.worker = undefined;
     clearInterval(this.timer);
     void worker.terminate();
-    this.onFailure(reason);
+    // SQLite's own automatic checkpoint until a worker works again (the caller is told once per run of failures).
+    if (this.db?.open) this.db.pragma('wal_autocheckpoint = 1000');
+    if (this.failures++ === 0) this.onFailure(reason);
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    if (this.closed) return;
+    const delay = Math.min(RESTART_DELAY_MS * 2 ** (this.failures - 1), MAX_RESTART_DELAY_MS);
+    this.restartTimer = setTimeout(() => {
+      const db = this.db;
+      if (this.closed || !db?.open) return;
+      this.restarts++;
+      // Commits went on meanwhile: the new worker's first tick checkpoints what the old one left.
+      this.dirty = true;
+      this.asked = false;
+      try {
+        this.start(db);
+      } catch {
+        this.failures++;
+        this.scheduleRestart();
+      }
+    }, delay);
+    this.restartTimer.unref();
   }
 }

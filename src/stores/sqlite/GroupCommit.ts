@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 
 import { StoreUnavailableError } from '../../engine/index.js';
+import { diskFullError } from './diskFullError.js';
 import type { WalSync } from './WalSync.js';
 
 type Transaction<A extends unknown[]> = Database.Transaction<(...args: A) => unknown>;
@@ -113,7 +114,8 @@ export class GroupCommit {
     } catch (error) {
       // Nothing of the batch committed (a busy file, a closed store, a failed fsync): every write fails as a whole,
       // so a retried write runs again on a state without it.
-      for (const pending of batch) pending.reject(error);
+      const failure = diskFullError(error);
+      for (const pending of batch) pending.reject(failure);
       return;
     }
     this.onCommit();
@@ -121,7 +123,7 @@ export class GroupCommit {
       batch.forEach((pending, i) => {
         if (!which(pending)) return;
         const outcome = outcomes[i] as { value: unknown } | { error: unknown };
-        if ('error' in outcome) pending.reject(outcome.error);
+        if ('error' in outcome) pending.reject(diskFullError(outcome.error));
         else pending.resolve(outcome.value);
       });
     if (!this.sync) return settle(() => true);
