@@ -15,8 +15,22 @@ export interface EngineLimits {
   minTtlMs: number;
   /** Non-terminal tasks one owner may hold at once, enforced atomically by the store. Default 100. */
   maxActivePerOwner: number;
-  /** Stored tasks (finished ones included) one owner may hold, enforced atomically by the store. Default 10,000. */
+  /**
+   * Stored tasks (finished ones included) one owner may hold, enforced atomically by the store. At the cap, the
+   * owner's tasks whose results were fetched are evicted, earliest fetched first, before a creation is refused.
+   * Default 10,000.
+   */
   maxStoredPerOwner: number;
+  /**
+   * Bytes of stored records (UTF-8 JSON) one owner may hold, checked atomically at each creation; evicts fetched tasks
+   * as `maxStoredPerOwner` does. `null`: no cap. Default 256 MiB.
+   */
+  maxStoredBytesPerOwner: number | null;
+  /**
+   * Bytes of stored records of every owner together, checked at creation against a total re-read at most every
+   * second; at the cap, any owner's fetched tasks are evicted, earliest fetched first. `null`: no cap. Default 1 GiB.
+   */
+  maxStoredBytesTotal: number | null;
   /** Page size of list. Default 50. */
   listPageSize: number;
   /**
@@ -38,6 +52,8 @@ export const DEFAULT_LIMITS: EngineLimits = {
   minTtlMs: 1000,
   maxActivePerOwner: 1000,
   maxStoredPerOwner: 10_000,
+  maxStoredBytesPerOwner: 256 * 1024 * 1024,
+  maxStoredBytesTotal: 1024 * 1024 * 1024,
   listPageSize: 50,
   maxArgumentsBytes: 1024 * 1024,
   maxResultBytes: 4 * 1024 * 1024,
@@ -52,6 +68,8 @@ const WHOLE: Array<[keyof EngineLimits, number]> = [
   ['minTtlMs', 0],
   ['maxActivePerOwner', 0],
   ['maxStoredPerOwner', 0],
+  ['maxStoredBytesPerOwner', 0],
+  ['maxStoredBytesTotal', 0],
   ['listPageSize', 1],
   ['maxArgumentsBytes', 0],
   ['maxResultBytes', 0],
@@ -105,18 +123,37 @@ export function checkActiveLimit(limits: EngineLimits, active: number): void {
   if (active >= limits.maxActivePerOwner) throw limitError(limits, 'active');
 }
 
-/** The error for a per-owner cap the store refused an insert with (spec R70). */
-export function limitError(limits: EngineLimits, limit: OwnerLimitKind): TaskLimitError {
-  if (limit === 'active') {
-    return new TaskLimitError(
-      'concurrent_tasks',
-      `Too many active tasks for this caller (limit ${limits.maxActivePerOwner}); wait for some to finish or cancel them`,
-    );
+/** What frees room at a stored-task bound: fetching results lets the engine evict those tasks. */
+const MAKE_ROOM =
+  'fetch the results of finished tasks (fetched tasks make room), wait for them to expire or delete them';
+
+/**
+ * The error for a cap the store refused an insert with (spec R70), or the total byte cap (`total`): raised only once
+ * no task whose result was fetched is left to evict.
+ */
+export function limitError(limits: EngineLimits, limit: OwnerLimitKind | 'total_bytes'): TaskLimitError {
+  switch (limit) {
+    case 'active':
+      return new TaskLimitError(
+        'concurrent_tasks',
+        `Too many active tasks for this caller (limit ${limits.maxActivePerOwner}); wait for some to finish or cancel them`,
+      );
+    case 'stored':
+      return new TaskLimitError(
+        'stored_tasks',
+        `Too many stored tasks for this caller (limit ${limits.maxStoredPerOwner}, finished tasks included) and no fetched result to evict; ${MAKE_ROOM}`,
+      );
+    case 'stored_bytes':
+      return new TaskLimitError(
+        'stored_bytes',
+        `Too much stored task data for this caller (limit ${String(limits.maxStoredBytesPerOwner)} bytes, finished tasks included) and no fetched result to evict; ${MAKE_ROOM}`,
+      );
+    case 'total_bytes':
+      return new TaskLimitError(
+        'total_bytes',
+        `The server's task storage is full (limit ${String(limits.maxStoredBytesTotal)} bytes, every caller's tasks together) and no fetched result to evict; try again later`,
+      );
   }
-  return new TaskLimitError(
-    'stored_tasks',
-    `Too many stored tasks for this caller (limit ${limits.maxStoredPerOwner}, finished tasks included); wait for finished tasks to expire or delete them`,
-  );
 }
 
 /** The error outcome that replaces an outcome over `maxResultBytes`, with its statusMessage; undefined when it fits. */

@@ -11,6 +11,7 @@ import {
   type EngineLimits,
 } from './EngineLimits.js';
 import type { Executor } from './Executor.js';
+import type { FetchedEviction } from './FetchedEviction.js';
 import { stableJson } from './stableJson.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { TaskConflictError } from './TaskError.js';
@@ -53,6 +54,8 @@ export class TaskCreation {
     private readonly executor: () => Executor | undefined,
     /** Sweeps expired tasks; a stored-task refusal runs it once, as expired tasks count until swept. */
     private readonly sweep: () => Promise<number>,
+    /** Evicts fetched tasks at a stored-task bound, before a creation is refused. */
+    private readonly room: FetchedEviction,
   ) {}
 
   private readonly creating = new Map<string, Promise<void>>();
@@ -169,7 +172,11 @@ export class TaskCreation {
     return record;
   }
 
-  /** Inserts under the per-owner caps (spec R70); a stored-task refusal first sweeps expired tasks once. */
+  /**
+   * Inserts under the per-owner caps (spec R70) and the total byte cap. A refusal at a stored-task bound (count or
+   * bytes) first sweeps expired tasks, then evicts the owner's fetched tasks, earliest fetched first, trying again
+   * after each; it stands only when neither frees anything: the owner's stored tasks are unfetched or running.
+   */
   private async insertCapped(
     record: TaskRecord,
     along: InsertAlong | undefined,
@@ -178,11 +185,20 @@ export class TaskCreation {
     const limits: OwnerLimits = {
       maxActive: this.limits.maxActivePerOwner,
       maxStored: this.limits.maxStoredPerOwner,
+      ...(this.limits.maxStoredBytesPerOwner !== null && { maxStoredBytes: this.limits.maxStoredBytesPerOwner }),
     };
+    await this.room.checkTotal();
     let result = await this.access.guard(() => store.insert(record, limits, along));
-    // Expired tasks count until they are swept: sweep now rather than refuse for tasks nobody can see any more.
-    if (!result.inserted && result.reason === 'limit' && result.limit === 'stored' && (await this.sweep()) > 0) {
-      result = await this.access.guard(() => store.insert(record, limits, along));
+    // Racing creations of other processes may take the room made: a few rounds, each of which must free something.
+    for (
+      let round = 0;
+      round < 4 && !result.inserted && result.reason === 'limit' && result.limit !== 'active';
+      round++
+    ) {
+      // Expired tasks count until they are swept: sweep them before evicting anything still readable.
+      const freed = round === 0 ? await this.sweep() : await this.room.evict(record.owner);
+      if (freed === 0 && round > 0) break;
+      if (freed > 0) result = await this.access.guard(() => store.insert(record, limits, along));
     }
     if (!result.inserted && result.reason === 'limit') throw limitError(this.limits, result.limit);
     return result;

@@ -66,7 +66,7 @@ export class InvalidCursorError extends TaskError {
 export class TaskLimitError extends TaskError {
   readonly kind = 'limit';
   constructor(
-    readonly limit: 'concurrent_tasks' | 'stored_tasks' | 'rate',
+    readonly limit: 'concurrent_tasks' | 'stored_tasks' | 'stored_bytes' | 'total_bytes' | 'rate',
     message: string,
     /** When trying again may succeed, and what else the refusal tells the caller (`error.data` on the wire). */
     readonly details?: { retryAfterMs: number; [key: string]: unknown },

@@ -17,8 +17,11 @@ export type InsertResult =
   | { inserted: false; reason: 'duplicate_key'; existing: TaskRecord }
   | { inserted: false; reason: 'limit'; limit: OwnerLimitKind };
 
-/** Which per-owner cap refused an insert: non-terminal tasks, or every stored task (finished ones included). */
-export type OwnerLimitKind = 'active' | 'stored';
+/**
+ * Which per-owner cap refused an insert: non-terminal tasks, every stored task (finished ones included), or the bytes
+ * of the owner's stored records.
+ */
+export type OwnerLimitKind = 'active' | 'stored' | 'stored_bytes';
 
 /**
  * Per-owner caps an insert enforces atomically with itself, so processes sharing the store cannot exceed them by
@@ -29,6 +32,11 @@ export interface OwnerLimits {
   maxActive?: number;
   /** Stored tasks of the owner (any status), the new one included, at most this many. */
   maxStored?: number;
+  /**
+   * Bytes of the owner's stored records (their UTF-8 JSON as the store keeps it): an insert is refused while the
+   * owner's total is at or over this (checked at admission; results stored later count from then on).
+   */
+  maxStoredBytes?: number;
 }
 
 /** Entries for a task's timeline, which keeps its first and newest `maxEntries` entries. */
@@ -96,6 +104,19 @@ export interface TaskStore {
   findStale(now: number, limit: number): Promise<TaskRecord[]>;
   /** Extends the lease of every non-terminal task held by `runner`. */
   renewLeases(runner: string, leaseUntil: number): Promise<void>;
+  /**
+   * Marks a terminal task's outcome as delivered to its requestor at `at` (the first mark stays): from then on the
+   * task may be evicted by `evictFetched`. Not a write of the record (no version, no event); a missing or
+   * non-terminal task is left alone.
+   */
+  markFetched?(taskId: string, at: number): Promise<void>;
+  /**
+   * Deletes up to `limit` tasks whose outcome was delivered (`markFetched`), the earliest delivered first: the owner's,
+   * or any owner's when `owner` is undefined. Returns the deleted tasks' ids.
+   */
+  evictFetched?(owner: string | undefined, limit: number): Promise<string[]>;
+  /** Bytes of every stored record (as `OwnerLimits.maxStoredBytes` counts them), all owners together. */
+  storedBytes?(): Promise<number>;
   /** A random secret shared by every process using this store (signs list cursors). */
   getSecret(): Promise<Uint8Array>;
   /** Step journal and durable timers for workflow tools, when the store has them (opened by the engine). */

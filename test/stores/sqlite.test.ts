@@ -32,6 +32,19 @@ const UNDO_BROWSE_COLUMNS = `
   DROP INDEX mcp_tasks_tool_created; DROP INDEX mcp_tasks_dialect_created;
   ALTER TABLE mcp_tasks DROP COLUMN tool; ALTER TABLE mcp_tasks DROP COLUMN dialect;
 `;
+/** Undoes the fifth step (the fetch mark and the byte counters), back to the triggers of the second. */
+const UNDO_FETCHED = `
+  DROP TRIGGER mcp_tasks_count_update; DROP TRIGGER mcp_tasks_count_insert; DROP TRIGGER mcp_tasks_count_delete;
+  DROP TABLE mcp_tasks_totals; DROP INDEX mcp_tasks_owner_fetched; DROP INDEX mcp_tasks_fetched;
+  ALTER TABLE mcp_tasks DROP COLUMN fetched_at; ALTER TABLE mcp_tasks_owners DROP COLUMN bytes;
+  CREATE TRIGGER mcp_tasks_count_insert AFTER INSERT ON mcp_tasks BEGIN
+    INSERT INTO mcp_tasks_owners (owner, stored) VALUES (NEW.owner, 1)
+      ON CONFLICT (owner) DO UPDATE SET stored = stored + 1;
+  END;
+  CREATE TRIGGER mcp_tasks_count_delete AFTER DELETE ON mcp_tasks BEGIN
+    UPDATE mcp_tasks_owners SET stored = stored - 1 WHERE owner = OLD.owner;
+  END;
+`;
 
 describe('SqliteStore change signal between connections', () => {
   it('wakes a waiter when another connection to the file changes or deletes its task, and only that waiter', async () => {
@@ -74,6 +87,7 @@ describe('SqliteStore per-owner counter', () => {
     await before.insert(old);
     await before.close();
     const db = new Database(path);
+    db.exec(UNDO_FETCHED);
     db.exec(UNDO_BROWSE_COLUMNS);
     db.pragma('user_version = 2');
     db.close();
@@ -94,11 +108,15 @@ describe('SqliteStore per-owner counter', () => {
     const path = join(tempDir(), 'tasks.db');
     const before = new SqliteStore({ path });
     await before.init();
-    for (let i = 0; i < 3; i++) await before.insert(makeRecord({ status: 'completed' }));
-    await before.insert(makeRecord({ owner: 'owner-b' }));
+    const stored = [
+      ...Array.from({ length: 3 }, () => makeRecord({ status: 'completed' })),
+      makeRecord({ owner: 'owner-b' }),
+    ];
+    for (const record of stored) await before.insert(record);
     await before.close();
     // Back to the first schema version, as a file written before the counter existed.
     const db = new Database(path);
+    db.exec(UNDO_FETCHED);
     db.exec(UNDO_BROWSE_COLUMNS);
     db.exec('DROP TRIGGER mcp_tasks_count_insert; DROP TRIGGER mcp_tasks_count_delete; DROP TABLE mcp_tasks_owners');
     db.pragma('user_version = 1');
@@ -112,6 +130,16 @@ describe('SqliteStore per-owner counter', () => {
         limit: 'stored',
       });
       expect(await after.insert(makeRecord({ owner: 'owner-b' }), { maxStored: 3 })).toEqual({ inserted: true });
+      // The byte counters start from the records already stored too.
+      const bytes = (record: TaskRecord) => Buffer.byteLength(JSON.stringify(record), 'utf8');
+      const owned = stored.filter((record) => record.owner === 'owner-a');
+      const sum = owned.reduce((total, record) => total + bytes(record), 0);
+      expect(await after.insert(makeRecord({ owner: 'owner-a' }), { maxStored: 9, maxStoredBytes: sum })).toEqual({
+        inserted: false,
+        reason: 'limit',
+        limit: 'stored_bytes',
+      });
+      expect(await after.insert(makeRecord(), { maxStored: 9, maxStoredBytes: sum + 1 })).toEqual({ inserted: true });
     } finally {
       await after.close();
     }

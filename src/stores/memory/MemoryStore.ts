@@ -27,6 +27,10 @@ interface Stored {
   leaseUntil: number | undefined;
   idempotencyKey: string | undefined;
   createdAt: number;
+  /** UTF-8 JSON bytes of the record (see `recordBytes`). */
+  bytes: number;
+  /** The outcome was delivered to the requestor (`markFetched`). */
+  fetched: boolean;
 }
 
 /**
@@ -51,6 +55,11 @@ export class MemoryStore implements TaskStore {
   /** Per owner, positions sorted newest first. */
   private readonly byOwner = new Map<string, TaskPositions>();
   private readonly activeByOwner = new Map<string, number>();
+  /** Fetched tasks per owner and of every owner, each in the order they were fetched (a Set keeps insertion order). */
+  private readonly fetchedByOwner = new Map<string, Set<string>>();
+  private readonly fetchedAll = new Set<string>();
+  private readonly bytesByOwner = new Map<string, number>();
+  private totalBytes = 0;
   private readonly leased = new Set<string>();
   private readonly expiry = new MinHeap<string>();
   private readonly secret = randomBytes(32);
@@ -73,6 +82,8 @@ export class MemoryStore implements TaskStore {
       return { inserted: false, reason: 'limit', limit: 'active' };
     if (limits.maxStored !== undefined && (this.byOwner.get(record.owner)?.size ?? 0) >= limits.maxStored)
       return { inserted: false, reason: 'limit', limit: 'stored' };
+    if (limits.maxStoredBytes !== undefined && (this.bytesByOwner.get(record.owner) ?? 0) >= limits.maxStoredBytes)
+      return { inserted: false, reason: 'limit', limit: 'stored_bytes' };
     this.write(record);
     const positions = this.byOwner.get(record.owner) ?? new TaskPositions();
     positions.add(record);
@@ -110,6 +121,13 @@ export class MemoryStore implements TaskStore {
     this.tasks.delete(taskId);
     this.leased.delete(taskId);
     if (stored.active) this.countActiveChange(stored.owner, -1);
+    this.countBytes(stored.owner, -stored.bytes);
+    if (stored.fetched) {
+      this.fetchedAll.delete(taskId);
+      const fetched = this.fetchedByOwner.get(stored.owner);
+      fetched?.delete(taskId);
+      if (fetched?.size === 0) this.fetchedByOwner.delete(stored.owner);
+    }
     if (stored.idempotencyKey !== undefined) this.byKey.delete(keyOf(stored.owner, stored.idempotencyKey));
     const position = { createdAt: stored.createdAt, taskId };
     const positions = this.byOwner.get(stored.owner);
@@ -166,6 +184,31 @@ export class MemoryStore implements TaskStore {
     }
   }
 
+  async markFetched(taskId: string): Promise<void> {
+    const stored = this.tasks.get(taskId);
+    if (!stored || stored.active || stored.fetched) return;
+    stored.fetched = true;
+    this.fetchedAll.add(taskId);
+    const fetched = this.fetchedByOwner.get(stored.owner) ?? new Set<string>();
+    fetched.add(taskId);
+    this.fetchedByOwner.set(stored.owner, fetched);
+  }
+
+  async evictFetched(owner: string | undefined, limit: number): Promise<string[]> {
+    const candidates = owner === undefined ? this.fetchedAll : (this.fetchedByOwner.get(owner) ?? new Set<string>());
+    const evicted: string[] = [];
+    for (const taskId of candidates) {
+      if (evicted.length >= limit) break;
+      evicted.push(taskId);
+    }
+    for (const taskId of evicted) await this.delete(taskId);
+    return evicted;
+  }
+
+  async storedBytes(): Promise<number> {
+    return this.totalBytes;
+  }
+
   async getSecret(): Promise<Uint8Array> {
     return this.secret;
   }
@@ -184,9 +227,11 @@ export class MemoryStore implements TaskStore {
   private write(record: TaskRecord): void {
     const previous = this.tasks.get(record.taskId);
     const active = !isTerminal(record.status);
+    // Members the transition kept from the stored record are frozen already and shared; the rest is copied.
+    const frozen = frozenCopy(record, previous?.record);
+    const bytes = recordBytes(frozen);
     this.tasks.set(record.taskId, {
-      // Members the transition kept from the stored record are frozen already and shared; the rest is copied.
-      record: frozenCopy(record, previous?.record),
+      record: frozen,
       owner: record.owner,
       active,
       expiresAt: record.expiresAt,
@@ -195,7 +240,10 @@ export class MemoryStore implements TaskStore {
       leaseUntil: record.leaseUntil,
       idempotencyKey: record.idempotencyKey,
       createdAt: record.createdAt,
+      bytes,
+      fetched: previous?.fetched ?? false,
     });
+    this.countBytes(record.owner, bytes - (previous?.bytes ?? 0));
     if (active !== (previous?.active ?? false)) this.countActiveChange(record.owner, active ? 1 : -1);
     if (active && record.leaseUntil !== undefined) this.leased.add(record.taskId);
     else this.leased.delete(record.taskId);
@@ -203,11 +251,39 @@ export class MemoryStore implements TaskStore {
       this.expiry.push(record.expiresAt, record.taskId);
   }
 
+  private countBytes(owner: string, delta: number): void {
+    this.totalBytes += delta;
+    const bytes = (this.bytesByOwner.get(owner) ?? 0) + delta;
+    if (bytes === 0) this.bytesByOwner.delete(owner);
+    else this.bytesByOwner.set(owner, bytes);
+  }
+
   private countActiveChange(owner: string, delta: number): void {
     const count = (this.activeByOwner.get(owner) ?? 0) + delta;
     if (count === 0) this.activeByOwner.delete(owner);
     else this.activeByOwner.set(owner, count);
   }
+}
+
+/** The bytes of each frozen request and outcome, measured once: later writes of the task share those members. */
+const memberBytes = new WeakMap<object, number>();
+
+function bytesOf(value: object): number {
+  let bytes = memberBytes.get(value);
+  if (bytes === undefined) {
+    bytes = Buffer.byteLength(JSON.stringify(value), 'utf8');
+    memberBytes.set(value, bytes);
+  }
+  return bytes;
+}
+
+/** A record's UTF-8 JSON bytes, as the other stores count them, without serializing its request and outcome again. */
+function recordBytes(record: TaskRecord): number {
+  const { request, outcome, ...rest } = record;
+  // 11: a member's `,"request":` (or `,"outcome":`) around its value.
+  return (
+    Buffer.byteLength(JSON.stringify(rest), 'utf8') + bytesOf(request) + 11 + (outcome ? bytesOf(outcome) + 11 : 0)
+  );
 }
 
 function keyOf(owner: string, key: string): string {

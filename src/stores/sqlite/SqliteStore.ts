@@ -6,6 +6,7 @@ import {
   type InsertAlong,
   type InsertResult,
   type ListPosition,
+  type OwnerLimitKind,
   type OwnerLimits,
   type ReplaceAlong,
   StoreUnavailableError,
@@ -87,6 +88,9 @@ const BUSY_RETRIED = [
   'sweepExpired',
   'findStale',
   'renewLeases',
+  'markFetched',
+  'evictFetched',
+  'storedBytes',
   'getSecret',
 ] as const;
 const JOURNAL_BUSY_RETRIED = ['init', 'claim', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
@@ -347,6 +351,28 @@ export class SqliteStore implements TaskStore {
     });
   }
 
+  async markFetched(taskId: string, at: number): Promise<void> {
+    const s = this.stmts();
+    // Not in the record: the cached decoded record stays valid.
+    await this.commits.run(() => s.markFetched.run(at, taskId));
+  }
+
+  async evictFetched(owner: string | undefined, limit: number): Promise<string[]> {
+    const s = this.stmts();
+    return this.commits.run(() => {
+      const ids = (owner === undefined ? s.fetched.all(limit) : s.fetchedOf.all(owner, limit)) as string[];
+      for (const taskId of ids) {
+        this.cache.forget(taskId);
+        s.delete.run(taskId);
+      }
+      return ids;
+    });
+  }
+
+  async storedBytes(): Promise<number> {
+    return (this.stmts().totalBytes.get() as number | undefined) ?? 0;
+  }
+
   async getSecret(): Promise<Uint8Array> {
     const s = this.stmts();
     await this.commits.run(() => s.insertSecret.run(randomBytes(32)));
@@ -358,15 +384,18 @@ export class SqliteStore implements TaskStore {
     const s = this.stmts();
     const active =
       limits.maxActive !== undefined && (s.countActive.get(record.owner) as { n: number }).n >= limits.maxActive;
-    const stored =
-      !active &&
-      limits.maxStored !== undefined &&
-      (s.countStored.get(record.owner) as { n: number }).n >= limits.maxStored;
-    if (!active && !stored) return undefined;
+    let limit: OwnerLimitKind | undefined = active ? 'active' : undefined;
+    if (!limit && (limits.maxStored !== undefined || limits.maxStoredBytes !== undefined)) {
+      const usage = s.ownerUsage.get(record.owner) as { stored: number; bytes: number } | undefined;
+      if (limits.maxStored !== undefined && (usage?.stored ?? 0) >= limits.maxStored) limit = 'stored';
+      else if (limits.maxStoredBytes !== undefined && (usage?.bytes ?? 0) >= limits.maxStoredBytes)
+        limit = 'stored_bytes';
+    }
+    if (!limit) return undefined;
     const existing =
       record.idempotencyKey === undefined ? undefined : this.readKey(record.owner, record.idempotencyKey);
     if (existing) return { inserted: false, reason: 'duplicate_key', existing };
-    return { inserted: false, reason: 'limit', limit: active ? 'active' : 'stored' };
+    return { inserted: false, reason: 'limit', limit };
   }
 
   private readKey(owner: string, key: string): TaskRecord | undefined {
@@ -405,7 +434,17 @@ export class SqliteStore implements TaskStore {
          ORDER BY created_at DESC, task_id DESC LIMIT @limit`,
       ),
       countActive: db.prepare(`SELECT count(*) AS n FROM mcp_tasks WHERE owner = ? AND ${ACTIVE}`),
-      countStored: db.prepare('SELECT coalesce((SELECT stored FROM mcp_tasks_owners WHERE owner = ?), 0) AS n'),
+      ownerUsage: db.prepare('SELECT stored, bytes FROM mcp_tasks_owners WHERE owner = ?'),
+      totalBytes: db.prepare('SELECT bytes FROM mcp_tasks_totals WHERE id = 1').pluck(),
+      markFetched: db.prepare(
+        `UPDATE mcp_tasks SET fetched_at = ? WHERE task_id = ? AND fetched_at IS NULL AND NOT ${ACTIVE}`,
+      ),
+      fetchedOf: db
+        .prepare('SELECT task_id FROM mcp_tasks WHERE owner = ? AND fetched_at IS NOT NULL ORDER BY fetched_at LIMIT ?')
+        .pluck(),
+      fetched: db
+        .prepare('SELECT task_id FROM mcp_tasks WHERE fetched_at IS NOT NULL ORDER BY fetched_at LIMIT ?')
+        .pluck(),
       expired: db.prepare(
         `SELECT task_id, data, lease_until FROM mcp_tasks WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?`,
       ),

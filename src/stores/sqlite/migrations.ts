@@ -90,4 +90,33 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
     UPDATE mcp_tasks_owners SET stored = stored - 1 WHERE owner = OLD.owner;
   END;
   `,
+  // Room at the stored-task bounds: when each task's outcome was delivered (fetched tasks are evicted first, earliest
+  // fetched first, over these indexes), and the bytes of stored records per owner and in total, kept by the triggers
+  // in the same transaction as every insert, delete and change of a record's size.
+  `
+  ALTER TABLE mcp_tasks ADD COLUMN fetched_at INTEGER;
+  CREATE INDEX mcp_tasks_owner_fetched ON mcp_tasks (owner, fetched_at) WHERE fetched_at IS NOT NULL;
+  CREATE INDEX mcp_tasks_fetched ON mcp_tasks (fetched_at) WHERE fetched_at IS NOT NULL;
+  ALTER TABLE mcp_tasks_owners ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;
+  UPDATE mcp_tasks_owners SET bytes =
+    coalesce((SELECT sum(octet_length(t.data)) FROM mcp_tasks t WHERE t.owner = mcp_tasks_owners.owner), 0);
+  CREATE TABLE mcp_tasks_totals (id INTEGER PRIMARY KEY CHECK (id = 1), bytes INTEGER NOT NULL);
+  INSERT INTO mcp_tasks_totals (id, bytes) SELECT 1, coalesce(sum(octet_length(data)), 0) FROM mcp_tasks;
+  DROP TRIGGER mcp_tasks_count_insert;
+  DROP TRIGGER mcp_tasks_count_delete;
+  CREATE TRIGGER mcp_tasks_count_insert AFTER INSERT ON mcp_tasks BEGIN
+    INSERT INTO mcp_tasks_owners (owner, stored, bytes) VALUES (NEW.owner, 1, octet_length(NEW.data))
+      ON CONFLICT (owner) DO UPDATE SET stored = stored + 1, bytes = bytes + excluded.bytes;
+    UPDATE mcp_tasks_totals SET bytes = bytes + octet_length(NEW.data) WHERE id = 1;
+  END;
+  CREATE TRIGGER mcp_tasks_count_delete AFTER DELETE ON mcp_tasks BEGIN
+    UPDATE mcp_tasks_owners SET stored = stored - 1, bytes = bytes - octet_length(OLD.data) WHERE owner = OLD.owner;
+    UPDATE mcp_tasks_totals SET bytes = bytes - octet_length(OLD.data) WHERE id = 1;
+  END;
+  CREATE TRIGGER mcp_tasks_count_update AFTER UPDATE OF data ON mcp_tasks
+    WHEN octet_length(NEW.data) <> octet_length(OLD.data) BEGIN
+    UPDATE mcp_tasks_owners SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) WHERE owner = NEW.owner;
+    UPDATE mcp_tasks_totals SET bytes = bytes + octet_length(NEW.data) - octet_length(OLD.data) WHERE id = 1;
+  END;
+  `,
 ];
