@@ -17,11 +17,8 @@ export function resolveCaller(
   options: CallerOptions,
   client?: { key: string; address: string | undefined },
 ): Caller {
-  const subject = typeof authInfo?.extra?.['sub'] === 'string' ? authInfo.extra['sub'] : undefined;
-  if (authInfo && (authInfo.clientId || subject)) {
-    const owner = `${PRINCIPAL_OWNER_PREFIX}${JSON.stringify([authInfo.clientId ?? null, subject ?? null])}`;
-    return { owner, scope: owner, listable: true, authenticated: true };
-  }
+  const principal = principalOwnerOf(authInfo);
+  if (principal !== undefined) return { owner: principal, scope: principal, listable: true, authenticated: true };
   if (sessionKey !== undefined) {
     const owner = `session:${sessionKey}`;
     return { owner, scope: options.bindToSession ? owner : ANY_OWNER, listable: true, authenticated: false };
@@ -36,4 +33,11 @@ export function resolveCaller(
     authenticated: false,
     ...(client.key !== client.address && { quotaGroup: `anonymous:${client.address ?? ''}` }),
   };
+}
+
+/** The owner an authenticated principal's tasks get (its client id and `extra.sub`); undefined for anonymous. */
+export function principalOwnerOf(authInfo: AuthInfoLike | undefined): string | undefined {
+  const subject = typeof authInfo?.extra?.['sub'] === 'string' ? authInfo.extra['sub'] : undefined;
+  if (!authInfo || !(authInfo.clientId || subject)) return undefined;
+  return `${PRINCIPAL_OWNER_PREFIX}${JSON.stringify([authInfo.clientId ?? null, subject ?? null])}`;
 }

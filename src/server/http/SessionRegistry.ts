@@ -22,6 +22,8 @@ export interface Session {
   /** Streams of requests answered on the fast path and not answered yet, by stream id (for Last-Event-ID). */
   readonly streams: Map<string, FastTaskStream>;
   readonly client: string;
+  /** The principal that opened the session (`principalOwnerOf`), undefined for anonymous: only it may use it. */
+  readonly principal: string | undefined;
   /** Last time a request began or ended. */
   seen: number;
   /** Requests whose answer (stream) is still open: a session waiting on a long tasks/result is not idle. */
@@ -53,6 +55,15 @@ export class SessionRegistry {
 
   get(id: string): Session | undefined {
     return this.sessions.get(id);
+  }
+
+  /**
+   * The session `id` for a request of `principal` (undefined: anonymous): a session another principal opened is as
+   * unknown as a missing one, so a session id alone neither opens its stream nor closes it.
+   */
+  getFor(id: string, principal: string | undefined): Session | undefined {
+    const session = this.sessions.get(id);
+    return session?.principal === principal ? session : undefined;
   }
 
   admit(client: string): Admission {

@@ -5,9 +5,10 @@ import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, isJsonContentType } from '@modelco
 import { RELATED_TASK_META } from '../../protocol/index.js';
 import { ErrorCodes, isObject, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
 import { tagClientAddress } from '../clientKey.js';
+import { principalOwnerOf } from '../resolveCaller.js';
 import type { AuthInfoLike, MessageExtraLike } from '../ServerLike.js';
 import { FastTaskStream } from './FastTaskStream.js';
-import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
+import { jsonRpcErrorResponse, sessionNotFoundResponse } from './jsonRpcErrorResponse.js';
 import { webRequestOf } from './nodeRequest.js';
 import { passesRequestGuard, type RequestGuardOptions } from './requestGuardResponse.js';
 import type { Session, SessionRegistry } from './SessionRegistry.js';
@@ -134,6 +135,10 @@ export class TaskFastPath {
       await io.write(auth);
       return true;
     }
+    if (!this.mayUse(session, auth.info)) {
+      await io.write(sessionNotFoundResponse());
+      return true;
+    }
     const { sessions, retryMs } = this.host;
     const clientVersion = version ?? DEFAULT_NEGOTIATED_PROTOCOL_VERSION;
     const stream: FastTaskStream = new FastTaskStream({
@@ -192,6 +197,7 @@ export class TaskFastPath {
     if (!stream) return false;
     const auth = await this.authenticate(req, undefined, io);
     if (auth instanceof Response) await io.write(auth);
+    else if (!this.mayUse(session, auth.info)) await io.write(sessionNotFoundResponse());
     else if (stream.attached)
       await io.write(
         jsonRpcErrorResponse(409, ErrorCodes.TRANSPORT_REFUSED, 'Conflict: Stream already has an active connection'),
@@ -201,6 +207,11 @@ export class TaskFastPath {
       await stream.resume(res, lastEventId);
     }
     return true;
+  }
+
+  /** Only the principal that opened a session may use it; to anyone else it answers as an unknown session. */
+  private mayUse(session: Session, info: AuthInfoLike | undefined): boolean {
+    return session.principal === principalOwnerOf(info);
   }
 
   /** The `authenticate` hook's verdict, with the web Request it was shown (only built when there is a hook). */

@@ -9,14 +9,14 @@ import {
 } from '@modelcontextprotocol/server';
 
 import { ErrorCodes, toJsonRpcError, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
-import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
+import { jsonRpcErrorResponse, sessionNotFoundResponse } from './jsonRpcErrorResponse.js';
 import { requestGuardResponse, type RequestGuardOptions } from './requestGuardResponse.js';
 import { EventStoreBudget } from './EventStoreBudget.js';
 import { MemoryEventStore } from './MemoryEventStore.js';
 import { SessionRegistry } from './SessionRegistry.js';
 import { clientKeyOf, tagClientAddress } from '../clientKey.js';
 import { withBodyEnd } from './withBodyEnd.js';
-import { resolveCaller } from '../resolveCaller.js';
+import { principalOwnerOf, resolveCaller } from '../resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 import { TaskFastPath } from './TaskFastPath.js';
 import { TaskConnection } from '../TaskConnection.js';
@@ -116,8 +116,8 @@ export function createTasksHttpHandler(
       ...(body !== undefined && { parsedBody: body }),
     };
     if (sessionId) {
-      const session = sessions.get(sessionId);
-      if (!session) return jsonRpcErrorResponse(404, ErrorCodes.SESSION_NOT_FOUND, 'Session not found');
+      const session = sessions.getFor(sessionId, principalOwnerOf(authInfo));
+      if (!session) return sessionNotFoundResponse();
       session.seen = Date.now();
       if (request.method === 'GET') session.connection.standaloneOpened();
       return sessions.track(session, await session.transport.handleRequest(request, handleOptions));
@@ -140,6 +140,7 @@ export function createTasksHttpHandler(
             connection,
             streams: new Map(),
             client,
+            principal: principalOwnerOf(authInfo),
             seen: Date.now(),
             inFlight: 0,
           }),

@@ -101,9 +101,14 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     return { token, clientId: token, scopes: [] };
   };
 
-  async function open(handle: HttpServerHandle, capabilities: Record<string, unknown> = {}): Promise<string> {
+  /** A session of principal `token` (a session serves only the principal that opened it). */
+  async function open(
+    handle: HttpServerHandle,
+    capabilities: Record<string, unknown> = {},
+    token = 'a',
+  ): Promise<string> {
     const init = await send(handle.url, {
-      headers: { ...BASE_HEADERS, authorization: 'Bearer a' },
+      headers: { ...BASE_HEADERS, authorization: `Bearer ${token}` },
       body: JSON.stringify({
         jsonrpc: '2.0',
         id: 1,
@@ -113,7 +118,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     });
     const session = init.headers['mcp-session-id'] as string;
     await send(handle.url, {
-      headers: { ...BASE_HEADERS, authorization: 'Bearer a', 'mcp-session-id': session },
+      headers: { ...BASE_HEADERS, authorization: `Bearer ${token}`, 'mcp-session-id': session },
       body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
     });
     return session;
@@ -138,6 +143,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   async function both(
     message: Record<string, unknown> | string,
     headers: Record<string, string> = {},
+    sessions?: { fast: string; slow: string },
   ): Promise<{ fast: Answer; slow: Answer; served: number }> {
     const before = fast.fastPathServed;
     const body = typeof message === 'string' ? message : JSON.stringify(message);
@@ -146,7 +152,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
         headers: {
           ...BASE_HEADERS,
           authorization: 'Bearer a',
-          'mcp-session-id': peer.session,
+          'mcp-session-id': sessions?.[peer === peers.fast ? 'fast' : 'slow'] ?? peer.session,
           'mcp-protocol-version': '2025-11-25',
           ...headers,
         },
@@ -208,12 +214,12 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     expect(normalized(cancel.fast)).toEqual(normalized(cancel.slow));
     expect(messagesOf(cancel.fast)[0]?.['error']).toMatchObject({ code: -32602 });
 
-    // spec R64: another principal gets exactly what a missing task gets.
+    // spec R64: another principal (in a session of its own) gets exactly what a missing task gets.
+    const sessionsOfB = { fast: await open(fast, {}, 'b'), slow: await open(slow, {}, 'b') };
     const other = await both(
       { jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { taskId } },
-      {
-        authorization: 'Bearer b',
-      },
+      { authorization: 'Bearer b' },
+      sessionsOfB,
     );
     const missing = await both({ jsonrpc: '2.0', id: 7, method: 'tasks/get', params: { taskId: 'nope' } });
     expect(normalized(other.fast)).toEqual(normalized(missing.fast));
@@ -588,7 +594,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
       const headers = {
         ...BASE_HEADERS,
         authorization: `Bearer ${token}`,
-        'mcp-session-id': peer.session,
+        'mcp-session-id': await open(peer.handle, {}, token),
         'mcp-protocol-version': '2025-11-25',
       };
       const created = await send(peer.url, {
