@@ -20,6 +20,10 @@ export const DEMO_POLICIES: Record<string, ToolTaskPolicy> = {
 
 const HUMAN = { timeout: 24 * 60 * 60 * 1000 };
 
+/**
+ * Reports progress the MCP way: a `notifications/progress` under the request's token. A task run always has one (the
+ * requestor's, or the runtime's own), so the task's statusMessage and progress follow on every wire.
+ */
 async function progress(ctx: ServerContext, done: number, total: number, message: string): Promise<void> {
   const token = ctx.mcpReq._meta?.progressToken;
   if (token !== undefined)
@@ -112,7 +116,8 @@ export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
         const digest = await hashFile(file, signal);
         tree.update(`${relative(root, file)}\0${digest}\n`);
         bytes += (await stat(file)).size;
-        if (index % 25 === 0 || index === files.length - 1)
+        // Paced (delayMs) every file is worth a report; at full speed, one in 25 is plenty.
+        if (delayMs || index % 25 === 0 || index === files.length - 1)
           await progress(ctx, index + 1, files.length, `hashed ${index + 1}/${files.length} files`);
         if (delayMs) await sleep(delayMs, signal);
       }

@@ -6,6 +6,8 @@ export interface TaskSummary {
   owner: string;
   status: string;
   statusMessage?: string;
+  /** The work's latest progress (`total` when it knows one), for a progress bar. */
+  progress?: { progress: number; total?: number };
   tool?: string;
   generation: string;
   createdAt: number;
@@ -34,6 +36,10 @@ export function summaryOf(record: TaskRecord): TaskSummary {
   const tool = toolOf(record);
   if (tool !== undefined) summary.tool = tool;
   if (record.statusMessage !== undefined) summary.statusMessage = record.statusMessage;
+  if (record.progress !== undefined) {
+    const { progress, total } = record.progress;
+    summary.progress = total === undefined ? { progress } : { progress, total };
+  }
   if (record.terminalAt !== undefined) {
     summary.terminalAt = record.terminalAt;
     summary.durationMs = record.terminalAt - record.createdAt;

@@ -1,6 +1,13 @@
 import type { TaskChange } from './TaskChange.js';
 import type { WakeEntry } from './StepJournalStore.js';
-import type { InputAnswer, JsonRpcErrorObject, ProgressUpdate, TaskOutcome, TaskRecord } from './TaskRecord.js';
+import type {
+  InputAnswer,
+  JsonRpcErrorObject,
+  ProgressUpdate,
+  ReportedStatus,
+  TaskOutcome,
+  TaskRecord,
+} from './TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
 
 /** What a running task's work can do besides returning its outcome. */
@@ -10,10 +17,15 @@ export interface TaskWorkContext {
   readonly signal: AbortSignal;
   setStatusMessage(message: string): Promise<void>;
   /**
-   * Stores progress on the task (and its message as the statusMessage) for the process holding the requestor's
-   * connection to relay. Present where the work runs in another process than the requestor's connection.
+   * Stores progress on the task (and its message as the statusMessage): `tasks/get` shows it on every generation, and
+   * the process holding the requestor's connection relays it when the work runs elsewhere (a queue worker).
    */
   reportProgress?(update: ProgressUpdate): Promise<void>;
+  /**
+   * Hands over the run's last report of itself as the work returns, including one a throttle held back: it is
+   * written with the outcome, so the finished task shows the last message and progress the work reported.
+   */
+  settleStatus?(reported: ReportedStatus): void;
   /**
    * Sends an input request to the requestor through the task: the task is `input_required` until every
    * outstanding request is answered. Resolves with the answer.
@@ -54,6 +66,8 @@ export interface EngineHandle {
     statusMessage?: string,
     known?: TaskRecord,
     attempt?: number,
+    /** The run's last report of itself, written with the outcome. */
+    reported?: ReportedStatus,
   ): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
   /** `attempt`: the writing run; its writes are dropped once a later claim superseded it. */

@@ -20,6 +20,7 @@ import {
   type InputAnswer,
   type JsonRpcErrorObject,
   type ProgressUpdate,
+  type ReportedStatus,
   type TaskOutcome,
   type TaskRecord,
 } from './TaskRecord.js';
@@ -323,6 +324,8 @@ export class TaskEngine implements EngineHandle {
     statusMessage?: string,
     known?: TaskRecord,
     attempt?: number,
+    /** The run's last report of itself, written with the outcome (see ReportedStatus). */
+    reported?: ReportedStatus,
   ): Promise<boolean> {
     const capped = capOutcome(this.limits, outcome);
     if (capped) {
@@ -337,7 +340,7 @@ export class TaskEngine implements EngineHandle {
       const final = outcome;
       const { record: next, changed } = await this.update(
         taskId,
-        (record) => transitions.complete(record, final, this.clock.now(), statusMessage, attempt),
+        (record) => transitions.complete(record, final, this.clock.now(), statusMessage, attempt, reported),
         known,
       );
       if (changed) {

@@ -61,6 +61,15 @@ export interface ProgressUpdate {
   message?: string;
 }
 
+/**
+ * What a run last reported of itself (a status message, progress or both), handed over as its work returns: it is
+ * written with the outcome, so a finished task never shows an older report than the last one.
+ */
+export interface ReportedStatus {
+  message?: string;
+  progress?: ProgressUpdate;
+}
+
 /** The latest progress stored on a task; `seq` grows with every report, so a reader never goes backwards. */
 export interface TaskProgress extends ProgressUpdate {
   seq: number;
@@ -99,8 +108,8 @@ export interface TaskRecord {
   dialect: string;
   progressToken?: string | number;
   /**
-   * The latest progress of work that runs away from the requestor's connection (a queue worker), for the instance
-   * holding that connection to relay; work in the requestor's own process sends progress directly and leaves it unset.
+   * The latest progress the work reported, wherever it runs: `tasks/get` carries it (`_meta`, every generation), and
+   * the instance holding the requestor's connection relays it when the work runs in another process (a queue worker).
    */
   progress?: TaskProgress;
   /** How a tools/call result with `isError: true` ends: the generations disagree, so the dialect decides. */

@@ -1,6 +1,6 @@
 import { silentLogger, type EngineLogger } from './EngineHooks.js';
 import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from './Executor.js';
-import { INTERNAL_ERROR_CODE, type TaskOutcome, type TaskRecord } from './TaskRecord.js';
+import { INTERNAL_ERROR_CODE, type ReportedStatus, type TaskOutcome, type TaskRecord } from './TaskRecord.js';
 import { isTerminal } from './TaskStatus.js';
 import { RunSpan } from './taskTracing.js';
 import { watchTask, type TaskWatch } from './TaskWatch.js';
@@ -28,11 +28,6 @@ export interface TaskRunnerOptions {
   /** Stored as the runner of the tasks it runs. */
   runnerId: string;
   work: TaskWork;
-  /**
-   * The work runs away from the requestor's connection (a queue worker): its progress is stored on the task for the
-   * server holding that connection to relay. Otherwise the work sends progress itself.
-   */
-  storesProgress?: boolean;
   /** Whether the runner holds leases besides its running tasks (in-process: tasks leased at creation, still queued). */
   holdsLeases?: () => boolean;
   /** Also done on every lease tick while runs are held (a queue worker's tool slots). */
@@ -49,6 +44,8 @@ interface Run {
   returned: boolean;
   /** The newest copy of the task this run has read: its outcome is written on it first (saves a read). */
   latest: TaskRecord;
+  /** The run's last report of itself (message, progress): written again with the outcome, so none is lost. */
+  reported?: ReportedStatus;
 }
 
 /**
@@ -61,7 +58,6 @@ export class TaskRunner {
   readonly runnerId: string;
   private readonly engine: EngineHandle;
   private readonly work: TaskWork;
-  private readonly storesProgress: boolean;
   private readonly holdsLeases: () => boolean;
   private readonly onTick: (() => Promise<void>) | undefined;
   private readonly logger: EngineLogger;
@@ -77,7 +73,6 @@ export class TaskRunner {
     this.engine = options.engine;
     this.runnerId = options.runnerId;
     this.work = options.work;
-    this.storesProgress = options.storesProgress ?? false;
     this.holdsLeases = options.holdsLeases ?? (() => false);
     this.onTick = options.onTick;
     this.logger = options.logger ?? silentLogger;
@@ -181,7 +176,7 @@ export class TaskRunner {
       let outcome: TaskOutcome | TaskSuspension;
       let statusMessage: string | undefined;
       try {
-        outcome = await this.work(this.context(task, signal));
+        outcome = await this.work(this.context(task, signal, run));
       } catch (error) {
         if (signal.aborted) return this.aborted(task, signal);
         const message = error instanceof Error ? error.message : String(error);
@@ -202,7 +197,7 @@ export class TaskRunner {
       // Conditional on the run's attempt: an event telling of a later claim may not have arrived yet.
       let recorded = false;
       await this.settle(taskId, signal, async () => {
-        recorded = await this.engine.complete(taskId, final, statusMessage, run.latest, run.attempt);
+        recorded = await this.engine.complete(taskId, final, statusMessage, run.latest, run.attempt, run.reported);
       });
       if (recorded) this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
       // Fencing: the task ended meanwhile (cancelled, or recovered after this run's lease lapsed) or a later attempt
@@ -233,16 +228,27 @@ export class TaskRunner {
     }
   }
 
-  private context(task: TaskRecord, signal: AbortSignal): TaskWorkContext {
+  private context(task: TaskRecord, signal: AbortSignal, run: Run): TaskWorkContext {
     const { engine } = this;
     const { taskId } = task;
+    // Every report is remembered as the run's latest: its own write may land after the outcome's, and be refused.
+    const settleStatus = (reported: ReportedStatus) => {
+      // A report without a message keeps the last message (as the throttle does): the message stays current.
+      run.reported = { ...run.reported, ...reported };
+    };
     return {
       task,
       signal,
-      setStatusMessage: (message) => engine.setStatusMessage(taskId, message, task.attempts),
-      ...(this.storesProgress && {
-        reportProgress: (update) => engine.reportProgress(taskId, update, task.attempts),
-      }),
+      setStatusMessage: (message) => {
+        settleStatus({ message });
+        return engine.setStatusMessage(taskId, message, task.attempts);
+      },
+      // Stored wherever the work runs: tasks/get carries it on every generation (and a relay reads it, spec R55).
+      reportProgress: (update) => {
+        settleStatus({ progress: update, ...(update.message !== undefined && { message: update.message }) });
+        return engine.reportProgress(taskId, update, task.attempts);
+      },
+      settleStatus,
       requestInput: async (request) => {
         const [key] = await engine.requestInput(taskId, [request], task.attempts);
         try {

@@ -1,3 +1,4 @@
+export * from './capStatusMessage.js';
 export * from './Clock.js';
 export * from './CursorCodec.js';
 export { type EngineLogger, type TaskLifecycleEvent } from './EngineHooks.js';

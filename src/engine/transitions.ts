@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { hasOfferAnswer, openOfferKeys, withOfferAnswers } from './offers.js';
+import { capStatusMessage } from './capStatusMessage.js';
 import { REQUEUED_MESSAGE, type RecoveryDecision } from './RecoveryPolicy.js';
 import { StaleLeaseError } from './StepJournal.js';
 import { InvalidTransitionError, TaskTerminalError } from './TaskError.js';
@@ -9,6 +10,7 @@ import {
   type InputAnswer,
   type PendingInput,
   type ProgressUpdate,
+  type ReportedStatus,
   type TaskOutcome,
   type TaskProgress,
   type TaskRecord,
@@ -54,7 +56,7 @@ export function toTerminal(
 ): TaskRecord {
   const { runner: _runner, leaseUntil: _lease, offers: _offers, ...rest } = moveTo(record, status);
   const next: TaskRecord = { ...rest, terminalAt: now, inputRequests: {}, inputAnswers: {} };
-  if (statusMessage !== undefined) next.statusMessage = statusMessage;
+  if (statusMessage !== undefined) next.statusMessage = capStatusMessage(statusMessage);
   if (next.retention.kind === 'keepAlive') {
     next.expiresAt = next.retention.keepAliveMs === null ? null : now + next.retention.keepAliveMs;
   }
@@ -249,7 +251,8 @@ export function annotate(record: TaskRecord, meta: Record<string, unknown>): Tas
   return { ...record, meta: { ...record.meta, ...meta } };
 }
 
-export function setStatusMessage(record: TaskRecord, statusMessage: string): TaskRecord | null {
+export function setStatusMessage(record: TaskRecord, message: string): TaskRecord | null {
+  const statusMessage = capStatusMessage(message);
   if (isTerminal(record.status) || record.statusMessage === statusMessage) return null;
   return { ...record, statusMessage };
 }
@@ -257,14 +260,31 @@ export function setStatusMessage(record: TaskRecord, statusMessage: string): Tas
 /** Stores the work's latest progress (and its message as the statusMessage); spec R56: none once terminal. */
 export function reportProgress(record: TaskRecord, update: ProgressUpdate): TaskRecord | null {
   if (isTerminal(record.status)) return null;
+  return withProgress(record, update);
+}
+
+function withProgress(record: TaskRecord, update: ProgressUpdate): TaskRecord {
   const progress: TaskProgress = { progress: update.progress, seq: (record.progress?.seq ?? 0) + 1 };
   if (update.total !== undefined) progress.total = update.total;
   const next = { ...record, progress };
   if (update.message !== undefined) {
-    progress.message = update.message;
-    next.statusMessage = update.message;
+    progress.message = capStatusMessage(update.message);
+    next.statusMessage = progress.message;
   }
   return next;
+}
+
+/**
+ * The run's last report written into the record as its outcome lands: a report the work's throttle still held, or
+ * one whose own write has not landed yet, is not lost to the terminal write (a stale message on a finished task).
+ */
+function withReported(record: TaskRecord, reported: ReportedStatus | undefined): TaskRecord {
+  if (reported?.progress !== undefined) {
+    const { progress } = reported;
+    return withProgress(record, reported.message === undefined ? progress : { ...progress, message: reported.message });
+  }
+  if (reported?.message !== undefined) return { ...record, statusMessage: capStatusMessage(reported.message) };
+  return record;
 }
 
 /** Moves an `input_required` task back to `working`; throws once terminal. */
@@ -285,12 +305,14 @@ export function complete(
   statusMessage?: string,
   /** The run recording it: a run superseded by a later claim records nothing, heard of its supersession or not. */
   attempt?: number,
+  /** The run's last report: it lands with the outcome; a failure's diagnostic still takes the statusMessage. */
+  reported?: ReportedStatus,
 ): TaskRecord | null {
   if (isTerminal(record.status)) return null;
   if (superseded(record, attempt)) return null;
   const status = outcomeStatus(record, outcome);
   const message = statusMessage ?? (status === 'failed' ? failureMessage(outcome) : undefined);
-  return toTerminal({ ...record, outcome }, status, now, message);
+  return toTerminal({ ...withReported(record, reported), outcome }, status, now, message);
 }
 
 /**

@@ -1,8 +1,10 @@
 import {
   SUSPENDED,
   type ProgressUpdate,
+  type ReportedStatus,
   type TaskOutcome,
   type TaskRecord,
+  type TaskRequest,
   type TaskSuspension,
   type TaskWork,
   type TaskWorkContext,
@@ -39,12 +41,17 @@ export interface MultiRoundTripState {
   responses?: Record<string, unknown>;
 }
 
-/** Status messages from frequent progress are written at most this often per task; the last one always lands. */
+/**
+ * Status messages from frequent progress are written at most this often per task; the last one always lands (held
+ * back, it is written with the outcome: `settleStatus`).
+ */
 const STATUS_INTERVAL_MS = 250;
 
 /**
  * The work of every task, wherever it runs (this process or a worker): an internal call of the original request on an
- * instance of the author's server (kept between tasks, or fresh per task with `freshServerPerTask`). Progress messages become the task's statusMessage for requestors that poll.
+ * instance of the author's server (kept between tasks, or fresh per task with `freshServerPerTask`). The call always
+ * carries a progress token, the requestor's or its own, so a tool reports progress whatever the requestor's
+ * generation; progress is stored on the task (its message as the statusMessage) for requestors that poll.
  */
 export function createTaskWork(
   factory: ServerFactory,
@@ -75,7 +82,7 @@ export function createTaskWork(
     const run =
       task.meta['inputStyle'] === 'multiRoundTrip'
         ? runMultiRoundTrip(factory, context, capabilities, onProgress)
-        : call(factory, task.request, {
+        : call(factory, withProgressToken(task), {
             signal: context.signal,
             clientCapabilities: capabilities,
             requestInput: (request) => context.requestInput(request),
@@ -84,6 +91,25 @@ export function createTaskWork(
     return run.finally(() => status.stop());
   };
 }
+
+/**
+ * The task's request with a progress token: the requestor's own (spec R55: kept for the task's life), or one of the
+ * runtime's where it sent none. Tools report progress only when their request has a token, and a 2026 requestor sends
+ * none (spec E16), so without one the task's progress, and `tasks/get`'s view of it, would stay empty. Progress under
+ * the runtime's token is stored on the task, never sent to the requestor (see McpTasks.forwardProgress).
+ */
+export function withProgressToken(task: TaskRecord): TaskRequest {
+  const { request } = task;
+  const meta = isObject(request.params['_meta']) ? request.params['_meta'] : undefined;
+  if (meta !== undefined && meta['progressToken'] !== undefined) return request;
+  return {
+    ...request,
+    params: { ...request.params, _meta: { ...meta, progressToken: `${RUNTIME_TOKEN_PREFIX}${task.taskId}` } },
+  };
+}
+
+/** Starts every progress token the runtime gives an internal call. */
+const RUNTIME_TOKEN_PREFIX = 'mcp-tasks-task:';
 
 /**
  * One round of a tool written with `inputRequired(...)`: it runs with the answers to its previous questions; when it
@@ -103,7 +129,7 @@ async function runMultiRoundTrip(
     // A JSON-RPC error has no multi-round-trip form: the tool sees the answer missing and may ask again.
     if (answer && 'result' in answer) inputResponses[toolKey] = answer.result;
   }
-  const outcome = await runModernInternalCall(factory, task.request, {
+  const outcome = await runModernInternalCall(factory, withProgressToken(task), {
     signal: context.signal,
     clientCapabilities,
     inputResponses,
@@ -126,10 +152,13 @@ async function runMultiRoundTrip(
 
 /**
  * Status messages and progress from frequent reports, written at most every 250 ms per task: within that window the
- * latest report wins (the latest message is kept even when a later report has none), and the last one always lands.
- * Progress is stored only where the context can (`reportProgress`: work running away from the requestor).
+ * latest report wins (the latest message is kept even when a later report has none), and the last one always lands:
+ * `stop()`, called as the work returns, hands a report still held back to the run (`settleStatus`), which writes it
+ * with the outcome; a context without one gets it written at once.
  */
-export function throttledStatus(context: Pick<TaskWorkContext, 'signal' | 'setStatusMessage' | 'reportProgress'>): {
+export function throttledStatus(
+  context: Pick<TaskWorkContext, 'signal' | 'setStatusMessage' | 'reportProgress' | 'settleStatus'>,
+): {
   write(message: string | undefined, progress?: ProgressUpdate): void;
   stop(): void;
 } {
@@ -160,6 +189,12 @@ export function throttledStatus(context: Pick<TaskWorkContext, 'signal' | 'setSt
     },
     stop() {
       clearTimeout(timer);
+      const held: ReportedStatus = pending;
+      if (held.message === undefined && held.progress === undefined) return;
+      if (context.settleStatus) {
+        pending = {};
+        context.settleStatus(held);
+      } else flush();
     },
   };
 }

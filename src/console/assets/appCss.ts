@@ -43,6 +43,7 @@ td.id { font-family: ui-monospace, monospace; font-size: 13px; }
 .status.working { color: var(--working); } .status.input_required { color: var(--input_required); }
 .status.completed { color: var(--completed); } .status.failed { color: var(--failed); } .status.cancelled { color: var(--cancelled); }
 .msg { color: var(--muted); max-width: 360px; overflow-wrap: anywhere; }
+.progress progress { width: 6em; vertical-align: middle; }
 .more { margin-top: 12px; }
 .empty { color: var(--muted); padding: 12px 0; }
 dl.fields { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 0; }

@@ -149,6 +149,17 @@ function renderCounts(container, counts, params) {
   }));
 }
 
+// A bar where the work said how much there is, the bare count where it did not; the numbers are the bar's text.
+function progressOf(task) {
+  const p = task.progress;
+  if (!p) return null;
+  const text = p.total > 0 ? p.progress + '/' + p.total : String(p.progress);
+  return el('span', { class: 'progress' }, [
+    p.total > 0 ? el('progress', { max: p.total, value: Math.min(p.progress, p.total), 'aria-hidden': 'true' }) : null,
+    el('span', { text: ' ' + text + ' ' }),
+  ]);
+}
+
 function rows(tasks, now) {
   return tasks.map((task) => el('tr', { 'data-task': task.taskId }, [
     el('td', { class: 'id', 'data-label': 'Task' }, [el('a', { href: '#/task/' + encodeURIComponent(task.taskId), text: task.taskId })]),
@@ -156,7 +167,7 @@ function rows(tasks, now) {
     el('td', { 'data-label': 'Owner', text: task.owner }),
     el('td', { 'data-label': 'Generation', text: task.generation }),
     el('td', { 'data-label': 'Status' }, [statusCell(task.status)]),
-    el('td', { class: 'msg', 'data-label': 'Message', text: task.statusMessage || '' }),
+    el('td', { class: 'msg', 'data-label': 'Message' }, [progressOf(task), task.statusMessage || '']),
     el('td', { 'data-label': 'Created' }, [el('time', { datetime: new Date(task.createdAt).toISOString(), text: fmtTime(task.createdAt) })]),
     el('td', { 'data-label': 'Duration', 'data-created': task.durationMs === undefined ? task.createdAt : undefined,
       text: fmtDuration(task.durationMs === undefined ? now - task.createdAt : task.durationMs) }),
@@ -260,7 +271,7 @@ function drawTask(data) {
   const header = el('section', { 'aria-labelledby': 'task-title' }, [
     el('p', {}, [el('a', { href: '#/', text: '← All tasks' })]),
     el('h1', { id: 'task-title', text: (task.tool || task.method) + ' · ' + task.taskId }),
-    el('p', {}, [statusCell(task.status), task.statusMessage ? el('span', { class: 'msg', text: ' — ' + task.statusMessage }) : null]),
+    el('p', {}, [statusCell(task.status), progressOf(task), task.statusMessage ? el('span', { class: 'msg', text: ' — ' + task.statusMessage }) : null]),
   ]);
   if (role === 'admin' && !task.terminal) {
     header.append(el('button', { type: 'button', class: 'danger', id: 'cancel', text: 'Cancel task…', onclick: () => confirmCancel(task) }));

@@ -13,6 +13,7 @@ import {
   type ServerDialect,
   type SessionView,
   type TaskPushView,
+  withProgressMeta,
 } from '../shared/index.js';
 import {
   CORE_GENERATION,
@@ -41,7 +42,7 @@ export const CORE_STATUS_PUSH: TaskPushView = {
   method: CoreMethod.status,
   key: (record) => record.status,
   keyIsStatus: true,
-  params: (record) => ({ ...toCoreTask(record) }),
+  params: (record) => ({ ...toCoreTask(record), ...withProgressMeta(record) }),
 };
 
 /**
@@ -150,7 +151,8 @@ export class CoreDialect implements ServerDialect {
         // spec R57 R41: unknown ids are -32602; no related-task _meta on the result.
         const record = await ctx.engine.get(ctx.caller.scope, requireTaskId(params));
         ctx.advertisePollInterval(record.pollIntervalMs);
-        return { result: { ...toCoreTask(record) } };
+        // GetTaskResult is Result & Task: its `_meta` carries the structured progress.
+        return { result: { ...toCoreTask(record), ...withProgressMeta(record) } };
       }
       case CoreMethod.cancel:
         // spec R49 R50: terminal tasks are refused; the answer is already `cancelled`.

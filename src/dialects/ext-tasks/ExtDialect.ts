@@ -11,6 +11,7 @@ import {
   type ServerDialect,
   type SessionView,
   type TaskPushView,
+  withProgressMeta,
 } from '../shared/index.js';
 import {
   declaresTasksExtension,
@@ -39,8 +40,8 @@ const OPERATIONS: Record<ExtTaskMethod, TaskOperation> = {
  */
 export const EXT_STATUS_PUSH: TaskPushView = {
   method: ExtMethod.status,
-  key: (record) => JSON.stringify(toDetailedTask(record)),
-  params: toDetailedTask,
+  key: (record) => JSON.stringify(toDetailedTask(record)) + JSON.stringify(record.progress ?? null),
+  params: (record) => ({ ...toDetailedTask(record), ...withProgressMeta(record) }),
 };
 
 /** spec E14: -32021 with the capability the request lacked. */
@@ -208,7 +209,8 @@ export class ExtDialect implements ServerDialect {
         // spec E15: a terminal task's result or error is inlined here, so this read delivers it (a stored-task bound
         // may then evict the task; see FetchedEviction).
         void ctx.engine.resultDelivered(record);
-        return { result: { ...toDetailedTask(record), ...COMPLETE } };
+        // spec E16 leaves tasks without progress notifications: the stored progress rides in the result's `_meta`.
+        return { result: { ...toDetailedTask(record), ...withProgressMeta(record), ...COMPLETE } };
       }
       case ExtMethod.update:
         return this.update(taskId, params as Record<string, unknown>, ctx);

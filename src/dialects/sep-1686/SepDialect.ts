@@ -14,6 +14,7 @@ import {
   type DialectContext,
   type ServerDialect,
   type SessionView,
+  withProgressMeta,
 } from '../shared/index.js';
 import {
   carriesSepRelatedTask,
@@ -211,7 +212,8 @@ export class SepDialect implements ServerDialect {
         releaseAnswered(record, ctx.inFlightInputs);
         const uncarried = uncarriedQuestions(record, ctx.engine.clock.now());
         if (uncarried.size > 0) await deliverInputs(record, ctx, [], SEP_RELATED_TASK_META, clientTaskId, uncarried);
-        return { result: { ...toSepTask(record), ...related } };
+        // The proposal's task has no statusMessage: the progress (and its message) ride in `_meta`.
+        return { result: { ...toSepTask(record), ...withProgressMeta(record, related._meta) } };
       }
       case SepMethod.result:
         // spec 4.6, 7.1: results exist only for completed tasks.

@@ -4,6 +4,7 @@ export * from './DialectContext.js';
 export * from './inputRequestId.js';
 export * from './listPage.js';
 export * from './ownedBy.js';
+export * from './progressMeta.js';
 export * from './pushTaskChanges.js';
 export * from './RequestCancelled.js';
 export * from './requireTaskId.js';

@@ -143,8 +143,6 @@ export class QueueWorker {
       engine: this.engine,
       runnerId: this.runnerId,
       work: options.work,
-      // The requestor's connection is on a server instance: progress travels through the store to it.
-      storesProgress: true,
       onTick: () =>
         this.admission.renew().catch((error: unknown) => {
           this.logger.warn({ runner: this.runnerId, error: String(error) }, 'tool concurrency renewal failed');
