@@ -5,7 +5,9 @@ import { Redis } from 'ioredis';
 import {
   encodeTaskEvent,
   isTerminal,
+  reconnectDelayMs,
   redactUrl,
+  STORE_WAIT_MS,
   StoreUnavailableError,
   type EngineLogger,
   type InsertAlong,
@@ -23,15 +25,18 @@ import { RedisBrowse } from './RedisBrowse.js';
 import {
   BROWSE,
   DELETE,
+  EVICT_FETCHED,
   FIND_STALE,
   GET_BY_KEY,
   INSERT,
+  MARK_FETCHED,
   RENEW,
   REPLACE,
   REPLACE_ALONG,
   SWEEP,
 } from './redisScripts.js';
 import { RedisTimeline, timelineArgs } from './RedisTimeline.js';
+import { waitForReady } from './waitForReady.js';
 
 export interface RedisStoreOptions {
   /** Connection URL (`redis://host:port/db`) for the store's own client. Required unless `redis` is given. */
@@ -45,6 +50,8 @@ export interface RedisStoreOptions {
    * (the sweep stays the primary mechanism and also clears the indexes afterwards). Default 1 hour.
    */
   nativeExpiryGraceMs?: number;
+  /** How long a command of the store's own client waits for a connection before it is refused unsent. Default 5 s. */
+  connectWaitMs?: number;
   logger?: Pick<EngineLogger, 'warn'>;
 }
 
@@ -58,6 +65,8 @@ const SCRIPTS = {
   mcpTasksSweep: SWEEP,
   mcpTasksFindStale: FIND_STALE,
   mcpTasksRenew: RENEW,
+  mcpTasksMarkFetched: MARK_FETCHED,
+  mcpTasksEvictFetched: EVICT_FETCHED,
 } as const;
 
 type ScriptName = keyof typeof SCRIPTS;
@@ -97,8 +106,18 @@ export class RedisStore implements TaskStore {
     this.keys = redisKeys(options.keyPrefix ?? 'mcp-tasks:');
     this.graceMs = options.nativeExpiryGraceMs ?? 60 * 60 * 1000;
     this.ownClient = !options.redis;
-    this.redis = options.redis ?? new Redis(options.url as string, { lazyConnect: true });
+    this.redis =
+      options.redis ??
+      new Redis(options.url as string, {
+        lazyConnect: true,
+        // One behaviour for short outages of every store (STORE_WAIT_MS): a command waits for the connection only
+        // before it is sent, and one in flight when it drops fails rather than being sent again on reconnect.
+        enableOfflineQueue: false,
+        autoResendUnfulfilledCommands: false,
+        retryStrategy: reconnectDelayMs,
+      });
     if (this.ownClient) {
+      waitForReady(this.redis, options.connectWaitMs ?? STORE_WAIT_MS);
       this.redis.on('error', (error: Error) => {
         this.connectionError = error;
         options.logger?.warn({ error: String(error) }, 'redis connection');
@@ -111,6 +130,8 @@ export class RedisStore implements TaskStore {
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({
       lazyConnect: true,
+      // Subscriptions are re-made on reconnect; their commands may wait for it.
+      enableOfflineQueue: true,
       // A recognisable name in CLIENT LIST; unique per bus so one can be told apart from another.
       connectionName: `${this.keys.prefix.replace(/[^\w:.-]/g, '_')}events-${randomBytes(4).toString('hex')}`,
     });
@@ -162,6 +183,7 @@ export class RedisStore implements TaskStore {
       limits.maxActive ?? '',
       limits.maxStored ?? '',
       record.status,
+      limits.maxStoredBytes ?? '',
       // The creation's timeline entries in the same script: one round trip fewer per task.
       ...(along?.timeline
         ? [this.timeline.key(record.taskId), ...timelineArgs(along.timeline.entries, along.timeline.maxEntries)]
@@ -169,8 +191,10 @@ export class RedisStore implements TaskStore {
     ])) as Reply[];
     if (reply[0] === 'ok') return { inserted: true };
     if (reply[0] === 'id') return { inserted: false, reason: 'duplicate_id' };
-    if (reply[0] === 'limit')
-      return { inserted: false, reason: 'limit', limit: reply[1] === 'active' ? 'active' : 'stored' };
+    if (reply[0] === 'limit') {
+      const limit = reply[1] === 'active' || reply[1] === 'stored_bytes' ? reply[1] : 'stored';
+      return { inserted: false, reason: 'limit', limit };
+    }
     return { inserted: false, reason: 'duplicate_key', existing: decode(reply[1] ?? null, reply[2] ?? null) };
   }
 
@@ -241,6 +265,20 @@ export class RedisStore implements TaskStore {
 
   async renewLeases(runner: string, leaseUntil: number): Promise<void> {
     await this.script('mcpTasksRenew', this.keys.runner(runner), [leaseUntil, this.keys.prefix]);
+  }
+
+  async markFetched(taskId: string, at: number): Promise<void> {
+    await this.script('mcpTasksMarkFetched', this.keys.task(taskId), [this.keys.prefix, at]);
+  }
+
+  async evictFetched(owner: string | undefined, limit: number): Promise<string[]> {
+    const k = this.keys;
+    const key = owner === undefined ? k.fetched : k.fetchedOf(owner);
+    return (await this.script('mcpTasksEvictFetched', key, [k.prefix, limit])) as string[];
+  }
+
+  async storedBytes(): Promise<number> {
+    return Number((await this.redis.get(this.keys.totalBytes)) ?? 0);
   }
 
   async getSecret(): Promise<Uint8Array> {

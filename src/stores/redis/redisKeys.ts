@@ -19,6 +19,12 @@ export interface RedisKeys {
   expiry: string;
   /** Zset of non-terminal leased task ids by leaseUntil. */
   leases: string;
+  /** Zset of the owner's fetched task ids by fetch time (the scripts build it from the owner-zset key). */
+  fetchedOf(owner: string): string;
+  /** Zset of every fetched task id by fetch time. */
+  fetched: string;
+  /** Total bytes of stored records; per owner in the hash `ob`, per task in the hash `bytes` (scripts only). */
+  totalBytes: string;
   secret: string;
   channel: string;
 }
@@ -34,6 +40,9 @@ export function redisKeys(prefix: string): RedisKeys {
     runner: (runner) => `${prefix}r:${runner}`,
     expiry: `${prefix}expiry`,
     leases: `${prefix}leases`,
+    fetchedOf: (owner) => `${prefix}f:${owner}`,
+    fetched: `${prefix}fetched`,
+    totalBytes: `${prefix}tb`,
     secret: `${prefix}secret`,
     channel: `${prefix}events`,
   };

@@ -56,11 +56,34 @@ local function set_status(prefix, tkey, member, status)
 end
 `;
 
+/**
+ * Byte accounting of stored records: each task's record bytes (hash `bytes`, kept apart from the task so a record
+ * Redis expired on its own is still subtracted by the sweep), per owner (hash `ob`) and in total (`tb`). The
+ * owner is the tail of the owner-zset key `ix[2]` (`<prefix>o:<owner>`). `bytes` nil forgets the task.
+ */
+const ACCOUNT = `
+local function owner_of(prefix, ix)
+  return string.sub(ix[2], #prefix + 3)
+end
+local function account(prefix, id, owner, bytes)
+  local old = tonumber(redis.call('HGET', prefix .. 'bytes', id) or '0')
+  local delta = (bytes or 0) - old
+  if bytes then redis.call('HSET', prefix .. 'bytes', id, bytes) else redis.call('HDEL', prefix .. 'bytes', id) end
+  if delta == 0 then return end
+  if redis.call('INCRBY', prefix .. 'tb', delta) == 0 then redis.call('DEL', prefix .. 'tb') end
+  if redis.call('HINCRBY', prefix .. 'ob', owner, delta) == 0 then redis.call('HDEL', prefix .. 'ob', owner) end
+end
+`;
+
 /** Removes a task and every index entry of it; works when the record itself is already gone. */
-const DROP = `
+const DROP = `${ACCOUNT}
 local function drop(prefix, x, rkey)
   local ix = cjson.decode(x)
   local id, kkey = ix[1], ix[5]
+  local owner = owner_of(prefix, ix)
+  account(prefix, id, owner, nil)
+  redis.call('ZREM', prefix .. 'f:' .. owner, id)
+  redis.call('ZREM', prefix .. 'fetched', id)
   redis.call('DEL', prefix .. 't:' .. id)
   redis.call('ZREM', ix[2], ix[3])
   redis.call('SREM', ix[4], id)
@@ -96,11 +119,11 @@ end
 
 /**
  * KEYS[1] task. ARGV: d, version, x, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, maxActive|'',
- * maxStored|'', status, then the new task's timeline list|'', maxEntries, entries... (TaskStore.insertsAlong).
- * Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'}: the owner caps are checked in the same script
- * as the write, so they hold across processes.
+ * maxStored|'', status, maxStoredBytes|'', then the new task's timeline list|'', maxEntries, entries...
+ * (TaskStore.insertsAlong). Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'|'stored_bytes'}: the
+ * owner caps are checked in the same script as the write, so they hold across processes.
  */
-export const INSERT = `${APPLY}${STATUS}${TIMELINE_APPEND_FN}
+export const INSERT = `${APPLY}${STATUS}${TIMELINE_APPEND_FN}${ACCOUNT}
 local tkey = KEYS[1]
 local prefix = ARGV[9]
 if redis.call('EXISTS', tkey) == 1 then return {'id'} end
@@ -115,13 +138,18 @@ if type(kkey) == 'string' then
 end
 if ARGV[10] ~= '' and redis.call('SCARD', ix[4]) >= tonumber(ARGV[10]) then return {'limit', 'active'} end
 if ARGV[11] ~= '' and redis.call('ZCARD', ix[2]) >= tonumber(ARGV[11]) then return {'limit', 'stored'} end
+local owner = owner_of(prefix, ix)
+if ARGV[13] ~= '' and tonumber(redis.call('HGET', prefix .. 'ob', owner) or '0') >= tonumber(ARGV[13]) then
+  return {'limit', 'stored_bytes'}
+end
+account(prefix, ix[1], owner, #ARGV[1])
 if type(kkey) == 'string' then redis.call('SET', kkey, ix[1]) end
 redis.call('HSET', tkey, 'd', ARGV[1], 'v', ARGV[2], 'x', ARGV[3])
 redis.call('ZADD', ix[2], 0, ix[3])
 redis.call('ZADD', prefix .. 'all', 0, ix[3])
 set_status(prefix, tkey, ix[3], ARGV[12])
 apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
-if ARGV[13] and ARGV[13] ~= '' then append_timeline(ARGV[13], tkey, tonumber(ARGV[14]), 15) end
+if ARGV[14] and ARGV[14] ~= '' then append_timeline(ARGV[14], tkey, tonumber(ARGV[15]), 16) end
 return {'ok'}
 `;
 
@@ -134,14 +162,16 @@ local function replace(tkey)
   -- A lease renewed since the writer read the task is kept when the runner stays the same.
   if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
   redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
-  set_status(ARGV[9], tkey, cjson.decode(cur[2])[3], ARGV[10])
+  local ix = cjson.decode(cur[2])
+  account(ARGV[9], ix[1], owner_of(ARGV[9], ix), #ARGV[2])
+  set_status(ARGV[9], tkey, ix[3], ARGV[10])
   apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
   return 1
 end
 `;
 
 /** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, status. */
-export const REPLACE = `${APPLY}${STATUS}${REPLACE_FN}
+export const REPLACE = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}
 return replace(KEYS[1])
 `;
 
@@ -149,7 +179,7 @@ return replace(KEYS[1])
  * REPLACE, then with the write its timeline entries and its event (TaskStore.replacesAlong). ARGV 1-10 as REPLACE,
  * then: events channel, event payload, timeline list|'', maxEntries, entries...
  */
-export const REPLACE_ALONG = `${APPLY}${STATUS}${REPLACE_FN}${TIMELINE_APPEND_FN}
+export const REPLACE_ALONG = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}${TIMELINE_APPEND_FN}
 if replace(KEYS[1]) == 0 then return 0 end
 if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15) end
 redis.call('PUBLISH', ARGV[11], ARGV[12])
@@ -162,6 +192,39 @@ local h = redis.call('HMGET', KEYS[1], 'x', 'r')
 if not h[1] then return 0 end
 drop(ARGV[1], h[1], h[2])
 return 1
+`;
+
+/**
+ * KEYS[1] task. ARGV: prefix, fetchedAt. Marks a terminal task's outcome delivered (the first mark stays): its id goes
+ * in the owner's fetched zset (`f:<owner>`) and the store's (`fetched`), scored by when.
+ */
+export const MARK_FETCHED = `${ACCOUNT}
+local h = redis.call('HMGET', KEYS[1], 's', 'x', 'f')
+if not h[1] or h[3] or h[1] == 'working' or h[1] == 'input_required' then return 0 end
+local ix = cjson.decode(h[2])
+redis.call('HSET', KEYS[1], 'f', ARGV[2])
+redis.call('ZADD', ARGV[1] .. 'f:' .. owner_of(ARGV[1], ix), ARGV[2], ix[1])
+redis.call('ZADD', ARGV[1] .. 'fetched', ARGV[2], ix[1])
+return 1
+`;
+
+/**
+ * KEYS[1] a fetched zset (an owner's or the store's). ARGV: prefix, limit. Drops up to `limit` of its tasks, the
+ * earliest fetched first, and returns their ids; an entry whose record Redis already expired is left to the sweep.
+ */
+export const EVICT_FETCHED = `${DROP}
+local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+local out = {}
+for _, id in ipairs(ids) do
+  local h = redis.call('HMGET', ARGV[1] .. 't:' .. id, 'x', 'r')
+  if h[1] then
+    drop(ARGV[1], h[1], h[2])
+    out[#out + 1] = id
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
 `;
 
 /** KEYS[1] idempotency key. ARGV: prefix. Returns {d, l} or nil. */
