@@ -62,7 +62,7 @@ let app: string;
 let server: string;
 
 /**
- * The package as a user gets it. The source tree is copied without dist/ (as a fresh clone has it), so `npm pack`
+ * The package as a user gets it. The source tree is copied without its build (as a fresh clone has it), so `npm pack`
  * must build it itself (prepack). Its tarball is installed into an empty ESM project along with what the README's
  * install line names. Dependencies come from the registry or npm's cache; install scripts are skipped, and
  * better-sqlite3's native binary, which its install script would compile, is taken from this checkout (same version,
@@ -79,6 +79,9 @@ beforeAll(async () => {
     },
   });
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), 'dir');
+  // Output of a source since deleted: prepack builds from scratch, so it must not ship.
+  mkdirSync(join(tree, 'dist/src'), { recursive: true });
+  writeFileSync(join(tree, 'dist/src/removedModule.js'), 'export {};\n');
   const out = tempDir('mcp-tasks-pack-');
   // The prepack build prints to stdout before npm's JSON.
   const { stdout } = await run(npm, ['pack', '--json', '--pack-destination', out], { cwd: tree });
@@ -141,8 +144,9 @@ async function serving(command: string, args: string[]): Promise<{ url: string; 
 }
 
 describe('the published package', () => {
-  it('npm pack builds an unbuilt tree (prepack) into a tarball within 600 KB', () => {
+  it('npm pack builds an unbuilt tree from scratch (prepack) into a tarball within 600 KB', () => {
     expect(packed).toContain('dist/src/index.js');
+    expect(packed).not.toContain('dist/src/removedModule.js');
     expect(statSync(tarball).size).toBeLessThanOrEqual(MAX_TARBALL_BYTES);
   });
 
