@@ -13,8 +13,9 @@ import {
 import type { Executor } from './Executor.js';
 import type { FetchedEviction } from './FetchedEviction.js';
 import { stableJson } from './stableJson.js';
+import { CREATE_WAIT_MS } from './storeWait.js';
 import type { TaskAccess } from './TaskAccess.js';
-import { TaskConflictError } from './TaskError.js';
+import { StoreUnavailableError, TaskConflictError } from './TaskError.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from './TaskRecord.js';
 import type { TaskSpans } from './TaskSpans.js';
 import type { InsertAlong, InsertResult, OwnerLimits } from './TaskStore.js';
@@ -69,9 +70,11 @@ export class TaskCreation {
     // One owner's creations run one at a time in this process, so racing creations do not queue work for tasks the
     // store then refuses; the store enforces the per-owner caps atomically across processes.
     const previous = this.creating.get(input.owner) ?? Promise.resolve();
+    // spec R49: a bounded wait, in line and for the store and the queue; past it the creation is refused unstored.
+    const wait: CreationWait = { deadline: Date.now() + CREATE_WAIT_MS, inserting: false, refused: false };
     const current = previous.then(
-      () => this.createNow(input),
-      () => this.createNow(input),
+      () => this.createNow(input, wait),
+      () => this.createNow(input, wait),
     );
     const settled = current.then(
       () => undefined,
@@ -81,10 +84,13 @@ export class TaskCreation {
     void settled.then(() => {
       if (this.creating.get(input.owner) === settled) this.creating.delete(input.owner);
     });
-    return current;
+    // The requestor is answered at the deadline even while earlier creations hold the line or the queue does not
+    // answer; the creation then stops at its next step (createNow), so nothing is stored for a refused creation.
+    return answeredBy(current, wait);
   }
 
-  private async createNow(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
+  private async createNow(input: CreateTaskInput, wait: CreationWait): Promise<{ task: TaskRecord; created: boolean }> {
+    checkWait(wait);
     const now = this.clock.now();
     if (input.idempotencyKey !== undefined) {
       const existing = await this.matchIdempotent(input, now);
@@ -107,6 +113,8 @@ export class TaskCreation {
       // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
       // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped. The
       // count goes along: the queue orders owners by it and need not read it again.
+      checkWait(wait);
+      // A job added after the creation was refused finds no task and is dropped by its worker.
       await this.access.guard(async () => executor?.submit(record, { ownerActive }));
     }
     // A leasing executor with a slot free for the task now: the insert records the claim too, so the run starts
@@ -120,6 +128,9 @@ export class TaskCreation {
       // A store that can appends the creation's timeline entries with the insert itself.
       const { store, timelines } = this.access;
       const timeline = store.insertsAlong ? timelines.entriesFor(undefined, record) : undefined;
+      // The insert is the point of no return: once sent, the creation waits for its outcome, deadline or not.
+      checkWait(wait);
+      wait.inserting = true;
       const result = await this.insertCapped(record, timeline && { timeline });
       if (!result.inserted) {
         reservation?.release();
@@ -128,7 +139,7 @@ export class TaskCreation {
           if (existing) return { task: existing, created: false };
         }
         // A 122-bit random id collided, or the key's holder vanished between reads: retry once with fresh state.
-        return this.createNow(input);
+        return this.createNow(input, wait);
       }
       if (!store.insertsAlong) await timelines.record(undefined, record);
       this.spans.hold(record, span);
@@ -217,4 +228,49 @@ export class TaskCreation {
     if (stableJson(existing.request) !== stableJson(input.request)) throw new TaskConflictError(key, existing.taskId);
     return existing;
   }
+}
+
+/** A creation's bounded wait: refused at `deadline` unless its insert was sent by then. */
+interface CreationWait {
+  deadline: number;
+  inserting: boolean;
+  refused: boolean;
+}
+
+function notCreated(): StoreUnavailableError {
+  return new StoreUnavailableError(
+    `The task was not created: the task store or the job queue did not answer within ${CREATE_WAIT_MS} ms; nothing was stored, so trying again is safe.`,
+  );
+}
+
+/** Throws when the creation was refused or its deadline passed: the next step (queueing, inserting) is not taken. */
+function checkWait(wait: CreationWait): void {
+  if (wait.refused || Date.now() >= wait.deadline) {
+    wait.refused = true;
+    throw notCreated();
+  }
+}
+
+/** `work`, or a refusal at the deadline if its insert has not been sent by then. */
+function answeredBy<T>(work: Promise<T>, wait: CreationWait): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(
+      () => {
+        if (wait.inserting) return;
+        wait.refused = true;
+        reject(notCreated());
+      },
+      Math.max(0, wait.deadline - Date.now()),
+    );
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }

@@ -9,6 +9,7 @@ export { MAX_OFFERS_PER_TASK, OFFER_KEY_PATTERN } from './offers.js';
 export * from './RecoveryPolicy.js';
 export * from './RunSlots.js';
 export * from './stableJson.js';
+export * from './storeWait.js';
 export * from './deepFreeze.js';
 export * from './frozenCopy.js';
 export * from './StepJournal.js';

@@ -1,5 +1,7 @@
 import type { ConnectionOptions } from 'bullmq';
 
+import { reconnectDelayMs } from '../../engine/index.js';
+
 /** The queue every producer and worker of a deployment shares unless told otherwise. */
 export const DEFAULT_QUEUE_NAME = 'mcp-tasks';
 
@@ -43,9 +45,17 @@ export interface TaskJobResult {
 /** A Redis URL (`redis://…`, `rediss://…`), or BullMQ connection options (including an ioredis instance). */
 export type QueueConnection = string | ConnectionOptions;
 
-/** BullMQ connection options from a URL or options. */
+/**
+ * BullMQ connection options from a URL or options. Unless the options say otherwise, a lost connection is tried again
+ * within half a second (`reconnectDelayMs`): BullMQ's own back-off grows to 20 s, so work would resume long after Redis.
+ */
 export function toConnectionOptions(connection: QueueConnection): ConnectionOptions {
-  return typeof connection === 'string' ? { url: connection } : connection;
+  if (typeof connection === 'string') return { url: connection, retryStrategy: reconnectDelayMs };
+  // A client the caller made (it has methods) or options naming their own back-off are used as they are.
+  if ('retryStrategy' in connection || typeof (connection as { duplicate?: unknown }).duplicate === 'function') {
+    return connection;
+  }
+  return { ...connection, retryStrategy: reconnectDelayMs } as ConnectionOptions;
 }
 
 /** One job per run: a re-run after recovery gets a fresh id, while a duplicate add of the same run is a no-op. */

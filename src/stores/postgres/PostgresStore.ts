@@ -5,6 +5,7 @@ import pg from 'pg';
 import {
   encodeTaskEvent,
   redactUrl,
+  STORE_WAIT_MS,
   StoreUnavailableError,
   type EngineLogger,
   type InsertAlong,
@@ -24,6 +25,7 @@ import { PgStatements } from './PgStatements.js';
 import { PgJournal } from './PgJournal.js';
 import { pgNames, type PgNames } from './pgNames.js';
 import { PgTimeline, UNIQUE_VIOLATION } from './PgTimeline.js';
+import { waitForConnection } from './waitForConnection.js';
 
 export interface PostgresStoreOptions {
   /** Connection for the store's own pool and for the LISTEN connection. Required unless `pool` is given. */
@@ -43,6 +45,11 @@ export interface PostgresStoreOptions {
    * (PgBouncer in transaction mode before 1.21, without `max_prepared_statements`).
    */
   preparedStatements?: boolean;
+  /**
+   * How long a statement of the store's own pool waits for a connection (retried every 500 ms at most) before it is
+   * refused unsent, as Redis commands do. Default 5 s.
+   */
+  connectWaitMs?: number;
   logger?: Pick<EngineLogger, 'warn'>;
 }
 
@@ -113,10 +120,18 @@ export class PostgresStore implements TaskStore {
     this.ownPool = !options.pool;
     this.statements = new PgStatements(options.preparedStatements ?? true);
     this.channel = options.channel ?? this.names.channel;
+    const connectWaitMs = options.connectWaitMs ?? STORE_WAIT_MS;
     this.pool =
-      options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 10 });
+      options.pool ??
+      new pg.Pool({
+        connectionString: options.connectionString,
+        max: options.poolSize ?? 10,
+        // A frozen server accepts the socket and never answers: connecting gives up at the same bound.
+        connectionTimeoutMillis: connectWaitMs,
+      });
     // An idle pooled connection that dies emits 'error' on the pool; unhandled, it would crash the process.
     if (this.ownPool) {
+      waitForConnection(this.pool, connectWaitMs);
       this.pool.on('error', (error) => options.logger?.warn({ error: String(error) }, 'postgres pool connection lost'));
     }
     const listenerConfig: pg.ClientConfig = options.pool

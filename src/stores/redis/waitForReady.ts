@@ -1,0 +1,46 @@
+import type { Redis } from 'ioredis';
+
+/** Commands ioredis itself sends while connecting (before 'ready'): they must not wait for it. */
+const HANDSHAKE = new Set(['auth', 'hello', 'select', 'info', 'client', 'readonly', 'ping', 'cluster']);
+
+/**
+ * Makes `redis` (created with `enableOfflineQueue: false`) hold each command until the connection is ready, for at
+ * most `waitMs`, and then refuse it unsent. ioredis's offline queue would instead send a command whenever the
+ * connection came back, long after its caller gave up: a creation refused to the requestor could be stored later
+ * (a phantom task). A command is therefore either sent while its caller still waits, or never.
+ */
+export function waitForReady(redis: Redis, waitMs: number): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command, stream) => {
+    if (redis.status === 'ready' || stream !== undefined || HANDSHAKE.has(command.name.toLowerCase())) {
+      return send(command, stream);
+    }
+    ready(redis, waitMs).then(
+      () => void send(command),
+      (error: unknown) => command.reject(error as Error),
+    );
+    return command.promise;
+  }) as Redis['sendCommand'];
+}
+
+function ready(redis: Redis, waitMs: number): Promise<void> {
+  if (redis.status === 'end') return Promise.reject(new Error('Connection is closed.'));
+  if (redis.status === 'wait') redis.connect().catch(() => {});
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      redis.off('end', onEnd);
+      if (error) reject(error);
+      else resolve();
+    };
+    const onReady = () => done();
+    const onEnd = () => done(new Error('Connection is closed.'));
+    const timer = setTimeout(
+      () => done(new Error(`Redis did not answer within ${waitMs} ms (not connected); the command was not sent`)),
+      waitMs,
+    );
+    redis.once('ready', onReady);
+    redis.once('end', onEnd);
+  });
+}
