@@ -1,3 +1,5 @@
+import type { ConsoleRole } from './consoleAuth.js';
+
 /** Reads a live stream sends: the list for a query, or one task (undefined once it is gone). */
 export interface LiveSources {
   refreshMs: number;
@@ -11,15 +13,18 @@ const KEEPALIVE_MS = 15_000;
 /**
  * Server-sent events for the page: each stream re-reads its view every `refreshMs` and sends it when it changed.
  * Re-reading rather than listening works the same over every store and across processes, and costs one indexed
- * page read per stream per interval; at most `maxStreams` are open at once.
+ * page read per stream per interval; at most `maxStreams` are open at once, of which the read-only token may hold
+ * at most half, so the admin always has the other half.
  */
 export class LiveStreams {
   private readonly streams = new Set<() => void>();
+  private readonlyOpen = 0;
 
   constructor(private readonly sources: LiveSources) {}
 
-  open(params: URLSearchParams, signal: AbortSignal): Response {
-    if (this.streams.size >= this.sources.maxStreams) {
+  open(params: URLSearchParams, signal: AbortSignal, role: ConsoleRole = 'admin'): Response {
+    const readonlyShare = Math.floor(this.sources.maxStreams / 2);
+    if (this.streams.size >= this.sources.maxStreams || (role === 'readonly' && this.readonlyOpen >= readonlyShare)) {
       return new Response('Too many live streams', { status: 503, headers: { 'retry-after': '5' } });
     }
     const taskId = params.get('task');
@@ -60,6 +65,7 @@ export class LiveStreams {
           clearInterval(refresh);
           clearInterval(keepalive);
           this.streams.delete(stop);
+          if (role === 'readonly') this.readonlyOpen--;
           try {
             controller.close();
           } catch {
@@ -67,6 +73,7 @@ export class LiveStreams {
           }
         };
         this.streams.add(stop);
+        if (role === 'readonly') this.readonlyOpen++;
         signal.addEventListener('abort', stop, { once: true });
         send('retry: 2000\n\n');
         void tick();

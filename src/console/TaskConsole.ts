@@ -10,6 +10,7 @@ import {
 } from '../engine/index.js';
 import { consoleAsset } from './assets/consoleAssets.js';
 import { CONSOLE_COOKIE, ConsoleAuth, type ConsoleRole } from './consoleAuth.js';
+import { FailureThrottle } from './FailureThrottle.js';
 import { LiveStreams } from './LiveStreams.js';
 import { readOverview, type Overview, type QueueStats } from './overview.js';
 import { parseTaskQuery, QueryError, readTaskPage } from './TaskQuery.js';
@@ -32,8 +33,10 @@ export interface ConsoleOptions {
   pageSize?: number;
   /** How often live streams re-read what they show. Default 1 s. */
   refreshMs?: number;
-  /** Live streams open at once. Default 100. */
+  /** Live streams open at once. Default 100; the read-only token may hold at most half of them. */
   maxStreams?: number;
+  /** Failed logins (a wrong token or cookie) one client address may make before it gets 429. Default 10 a minute. */
+  failedLogins?: { max?: number; windowMs?: number };
 }
 
 const LOCALHOST = ['localhost', '127.0.0.1', '[::1]'];
@@ -48,6 +51,7 @@ export class TaskConsole {
   readonly path: string;
   private readonly auth: ConsoleAuth;
   private readonly streams: LiveStreams;
+  private readonly throttle: FailureThrottle;
   private overviewCache: { at: number; value: Promise<Overview> } | undefined;
   private refreshing: Promise<Overview> | undefined;
   private countsCache: { at: number; value: Promise<Partial<Record<TaskStatus, number>>> } | undefined;
@@ -60,6 +64,10 @@ export class TaskConsole {
     this.auth = new ConsoleAuth({
       token: options.token ?? process.env['MCP_TASKS_CONSOLE_TOKEN'],
       readonlyToken: options.readonlyToken ?? process.env['MCP_TASKS_CONSOLE_READONLY_TOKEN'],
+    });
+    this.throttle = new FailureThrottle({
+      ...(options.failedLogins?.max !== undefined && { maxFailures: options.failedLogins.max }),
+      ...(options.failedLogins?.windowMs !== undefined && { windowMs: options.failedLogins.windowMs }),
     });
     this.streams = new LiveStreams({
       refreshMs: options.refreshMs ?? 1000,
@@ -99,7 +107,8 @@ export class TaskConsole {
     this.streams.close();
   }
 
-  async fetch(request: Request): Promise<Response | undefined> {
+  /** `remoteAddress`: the client's, for the failed-login throttle (requests without one share a single count). */
+  async fetch(request: Request, info: { remoteAddress?: string } = {}): Promise<Response | undefined> {
     const url = new URL(request.url);
     if (!this.owns(url.pathname)) return undefined;
     const hosts = this.options.allowedHostnames ?? LOCALHOST;
@@ -107,10 +116,16 @@ export class TaskConsole {
       hostHeaderValidationResponse(request, hosts) ??
       originValidationResponse(request, this.options.allowedOrigins ?? hosts);
     if (refused) return plain(403, 'Forbidden');
+    const address = info.remoteAddress ?? 'unknown';
+    const wait = this.throttle.retryAfter(address);
+    if (wait !== undefined) return tooManyFailures(wait);
     const presented = url.searchParams.get('token');
-    if (presented !== null) return this.exchange(url, presented);
+    if (presented !== null) return this.exchange(url, presented, address);
     const role = this.auth.roleOf(request);
-    if (!role) return unauthorized();
+    if (!role) {
+      if (this.auth.presents(request)) this.throttle.fail(address);
+      return unauthorized();
+    }
     try {
       return await this.route(request, url, role);
     } catch (error) {
@@ -120,9 +135,12 @@ export class TaskConsole {
   }
 
   /** `?token=`: a valid token becomes a cookie and the URL loses it; anything else is refused like no token. */
-  private exchange(url: URL, token: string): Response {
+  private exchange(url: URL, token: string, address: string): Response {
     const role = this.auth.roleOfToken(token);
-    if (!role) return unauthorized();
+    if (!role) {
+      this.throttle.fail(address);
+      return unauthorized();
+    }
     url.searchParams.delete('token');
     const pathname = url.pathname === this.path ? `${this.path}/` : url.pathname;
     const cookie = `${CONSOLE_COOKIE}=${this.auth.cookieFor(role)}; Path=${this.path}; HttpOnly; SameSite=Strict`;
@@ -141,10 +159,13 @@ export class TaskConsole {
     if (request.method === 'GET' && rest === '/api/session') return json(200, { role });
     if (request.method === 'GET' && rest === '/api/tasks') return json(200, await this.list(url.searchParams));
     if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview(OVERVIEW_TTL_MS));
-    if (request.method === 'GET' && rest === '/api/stream') return this.streams.open(url.searchParams, request.signal);
+    if (request.method === 'GET' && rest === '/api/stream')
+      return this.streams.open(url.searchParams, request.signal, role);
     const task = /^\/api\/tasks\/([^/]+)(\/cancel)?$/.exec(rest);
     if (task) {
-      const taskId = decodeURIComponent(task[1] as string);
+      const taskId = decodedSegment(task[1] as string);
+      // A malformed escape names no task.
+      if (taskId === undefined) return json(404, { error: 'no such task' });
       if (!task[2] && request.method === 'GET') {
         const found = await this.task(taskId);
         return found ? json(200, found) : json(404, { error: 'no such task' });
@@ -254,6 +275,20 @@ function json(status: number, body: unknown): Response {
 
 function plain(status: number, text: string): Response {
   return new Response(text, { status, headers: { ...SECURITY_HEADERS, 'content-type': 'text/plain' } });
+}
+
+function decodedSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
+function tooManyFailures(retryAfterSeconds: number): Response {
+  const response = plain(429, 'Too many failed logins; try again later');
+  response.headers.set('retry-after', String(retryAfterSeconds));
+  return response;
 }
 
 function unauthorized(): Response {

@@ -4,6 +4,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 export type ConsoleRole = 'admin' | 'readonly';
 
 export const CONSOLE_COOKIE = 'mcp_tasks_console';
+/** The shortest console token accepted: shorter ones are within reach of guessing, throttle or not. */
+export const MIN_CONSOLE_TOKEN_LENGTH = 16;
 
 /**
  * The console's tokens: the admin token (given, or generated at start) and an optional read-only one. A browser
@@ -15,6 +17,8 @@ export class ConsoleAuth {
   private readonly key = randomBytes(32);
 
   constructor(options: { token?: string; readonlyToken?: string }) {
+    checkLength('token', options.token);
+    checkLength('read-only token', options.readonlyToken);
     this.adminToken = options.token || randomBytes(24).toString('base64url');
     this.readonlyToken = options.readonlyToken || undefined;
     if (this.readonlyToken === this.adminToken)
@@ -52,10 +56,26 @@ export class ConsoleAuth {
     return this.roleOfCookie(readCookie(request.headers.get('cookie'), CONSOLE_COOKIE));
   }
 
+  /** Whether the request carries a credential at all (a token or the cookie), right or wrong. */
+  presents(request: Request): boolean {
+    return (
+      request.headers.has('authorization') || readCookie(request.headers.get('cookie'), CONSOLE_COOKIE) !== undefined
+    );
+  }
+
   private digest(role: ConsoleRole): string {
     const token = role === 'admin' ? this.adminToken : (this.readonlyToken as string);
     return createHmac('sha256', this.key).update(`${role}:${token}`).digest('base64url');
   }
+}
+
+/** A configured token shorter than the minimum stops the start, with what to do about it. */
+function checkLength(name: string, token: string | undefined): void {
+  if (!token || token.length >= MIN_CONSOLE_TOKEN_LENGTH) return;
+  throw new Error(
+    `the console ${name} is ${token.length} characters long; it must have at least ${MIN_CONSOLE_TOKEN_LENGTH} ` +
+      '(e.g. `openssl rand -base64 24`), or be left unset to have one generated',
+  );
 }
 
 function same(a: string, b: string): boolean {

@@ -1,9 +1,11 @@
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { SqliteStore } from '../../src/stores/sqlite/index.js';
-import { ensureBuilt, startCli, type CliProcess } from '../cli/helpers/cli.js';
+import { ensureBuilt, runCli, startCli, type CliProcess } from '../cli/helpers/cli.js';
+import { postChunked } from '../helpers/postChunked.js';
 import { startEngine } from '../helpers/engines.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -58,6 +60,53 @@ describe('mcp-tasks console', () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(((await page.json()) as { timeline: Array<{ kind: string }> }).timeline[0]?.kind).toBe('created');
+  });
+
+  it('answers a body over 64 KiB 413, announced or chunked, and the client receives it', async () => {
+    const url = new URL(openUrl);
+    const token = url.searchParams.get('token') as string;
+    const cancel = `${url.origin}/console/api/tasks/${taskId}/cancel`;
+    const announced = await fetch(cancel, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'x-console-request': '1' },
+      body: 'x'.repeat(100 * 1024),
+    });
+    expect(announced.status).toBe(413);
+    expect(await announced.text()).toBe('Payload Too Large: the console takes at most 65536 bytes');
+    const chunked = await postChunked(cancel, 1024 * 1024, { authorization: `Bearer ${token}` });
+    expect(chunked.status).toBe(413);
+    expect(chunked.body).toBe('Payload Too Large: the console takes at most 65536 bytes');
+    // Nothing was cancelled, and the console still answers.
+    const task = await fetch(`${url.origin}/console/api/tasks/${taskId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await task.json()) as { task: { status: string } }).task.status).toBe('working');
+  });
+
+  it('routes by the request-target and answers 400 to a Host that is not host[:port]', async () => {
+    const url = new URL(openUrl);
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = httpRequest(
+          { host: '127.0.0.1', port: Number(url.port), path: '/elsewhere', headers: { host } },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        );
+        request.on('error', reject);
+        request.end();
+      });
+    expect(await status(`127.0.0.1:${url.port}/console/api/session#`)).toBe(400);
+    expect(await status(`127.0.0.1:${url.port}`)).toBe(404);
+  });
+
+  it('refuses to start with a token shorter than 16 characters', async () => {
+    const run = await runCli(['console', '--store', join(tempDir(), 'short.db'), '--port', '0'], {
+      env: { MCP_TASKS_CONSOLE_TOKEN: 'too-short' },
+    });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain('the console token is 9 characters long; it must have at least 16');
   });
 
   it('refuses a foreign Host or Origin as the MCP endpoint does', async () => {

@@ -112,7 +112,8 @@ export async function serveHttp(
     const refused = requestGuardResponse(request, options);
     if (refused) return refused;
     const { pathname } = new URL(request.url);
-    if (taskConsole?.owns(pathname)) return (await taskConsole.fetch(request)) as Response;
+    if (taskConsole?.owns(pathname))
+      return (await taskConsole.fetch(request, remoteAddress === undefined ? {} : { remoteAddress })) as Response;
     if (options.metricsPath !== undefined && pathname === options.metricsPath && tasks.metrics) {
       if (request.method !== 'GET')
         return jsonRpcErrorResponse(405, ErrorCodes.TRANSPORT_REFUSED, 'Method not allowed.', { allow: 'GET' });
