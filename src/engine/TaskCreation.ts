@@ -240,6 +240,7 @@ interface CreationWait {
 function notCreated(): StoreUnavailableError {
   return new StoreUnavailableError(
     `The task was not created: the task store or the job queue did not answer within ${CREATE_WAIT_MS} ms; nothing was stored, so trying again is safe.`,
+    { reason: 'not_created' },
   );
 }
 

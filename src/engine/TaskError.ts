@@ -109,8 +109,14 @@ export class ExecutorUnavailableError extends TaskError {
 
 export class StoreUnavailableError extends TaskError {
   readonly kind = 'store_unavailable';
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * What is known of the failure, for the requestor: the store's disk is full (nothing was stored), or a creation
+   * was refused after waiting its bound (CREATE_WAIT_MS) for the store or the queue (nothing was stored).
+   */
+  readonly reason: 'disk_full' | 'not_created' | undefined;
+  constructor(message: string, options?: { cause?: unknown; reason?: 'disk_full' | 'not_created' }) {
     super(message, options);
+    this.reason = options?.reason;
   }
 
   /** A store that could not be opened, in one line naming it (`store`, e.g. "the PostgreSQL store …") and the cause. */

@@ -77,7 +77,15 @@ export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retri
     };
   }
   // spec R59: internal failures are -32603 and say what failed, not how.
-  if (error instanceof StoreUnavailableError)
-    return { code: ErrorCodes.INTERNAL_ERROR, message: 'Internal error: the task store is unavailable' };
+  if (error instanceof StoreUnavailableError) {
+    // Said when known, as the rest is: what failed, and that nothing was stored (trying again is safe).
+    const message =
+      error.reason === 'disk_full'
+        ? "Internal error: the task store's disk is full; nothing was stored"
+        : error.reason === 'not_created'
+          ? 'Internal error: the task store or the job queue did not answer in time; the task was not created'
+          : 'Internal error: the task store is unavailable';
+    return { code: ErrorCodes.INTERNAL_ERROR, message };
+  }
   return { code: ErrorCodes.INTERNAL_ERROR, message: 'Internal error' };
 }

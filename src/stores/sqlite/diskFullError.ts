@@ -10,6 +10,6 @@ export function diskFullError(error: unknown): unknown {
   return new StoreUnavailableError(
     'The disk holding the SQLite task store is full: the write was refused and nothing of it was stored (reads are ' +
       'still served; writes resume once space is freed).',
-    { cause: error },
+    { cause: error, reason: 'disk_full' },
   );
 }
