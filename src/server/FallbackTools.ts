@@ -125,8 +125,10 @@ export class FallbackTools implements ServerDialect {
     if (typeof taskId !== 'string' || taskId.length === 0)
       return { error: { code: ErrorCodes.INVALID_PARAMS, message: `Invalid params: ${name} needs a taskId` } };
     switch (name) {
-      case 'task_status':
-        return { result: this.pending(await ctx.engine.get(ctx.caller.scope, taskId), client) };
+      case 'task_status': {
+        const record = await ctx.engine.get(ctx.caller.scope, taskId);
+        return { result: this.pending(record, client, ownsTask(record, ctx)) };
+      }
       case 'task_result': {
         const waitMs = typeof args['waitMs'] === 'number' ? Math.max(0, Math.min(args['waitMs'], MAX_WAIT_MS)) : 0;
         return this.follow(taskId, ctx, client, waitMs);
@@ -167,7 +169,7 @@ export class FallbackTools implements ServerDialect {
     const deadline = withDeadline(ctx.signal, waitMs);
     try {
       while (!isTerminal(record.status) && !deadline.signal.aborted) {
-        if (client.canElicit) await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
+        if (client.canElicit && ownsTask(record, ctx)) await deliverInputs(record, ctx, delivered, RELATED_TASK_META);
         const next = await ctx.engine.waitForChange(taskId, record.version, deadline.signal).catch(() => undefined);
         record = next ?? (await ctx.engine.get(ctx.caller.scope, taskId));
       }
@@ -175,7 +177,7 @@ export class FallbackTools implements ServerDialect {
       deadline.clear();
       for (const entry of delivered) ctx.inFlightInputs.delete(entry);
     }
-    if (!isTerminal(record.status)) return { result: this.pending(record, client) };
+    if (!isTerminal(record.status)) return { result: this.pending(record, client, ownsTask(record, ctx)) };
     // The outcome reaches its requestor: the task may make room at a stored-task bound.
     void ctx.engine.resultDelivered(record);
     const outcome = record.outcome;
@@ -184,9 +186,12 @@ export class FallbackTools implements ServerDialect {
     return { result: { content: [text(`Task ${taskId} ${record.status}: ${message}`)], isError: true } };
   }
 
-  /** A task that has not ended yet, in one line for the model and structured for the host. */
-  private pending(record: TaskRecord, client: FallbackClient): Record<string, unknown> {
-    const question = client.canElicit ? undefined : firstQuestion(record);
+  /**
+   * A task that has not ended yet, in one line for the model and structured for the host; its question only for the
+   * caller that may answer it (`asker`).
+   */
+  private pending(record: TaskRecord, client: FallbackClient, asker: boolean): Record<string, unknown> {
+    const question = client.canElicit || !asker ? undefined : firstQuestion(record);
     if (isTerminal(record.status)) {
       return {
         content: [text(`Task ${record.taskId} is ${record.status}; task_result gives its result.`)],
@@ -205,8 +210,13 @@ export class FallbackTools implements ServerDialect {
     };
   }
 
+  /**
+   * The first outstanding question gets `answer`. Only the task's owner may answer this way, whose key it does not
+   * need: to anyone else, even where the id alone reaches the task, the task is missing (docs/limits.md: knowing a
+   * task id is not enough to answer its questions).
+   */
   private async answer(taskId: string, answer: unknown, ctx: DialectContext): Promise<DialectAnswer> {
-    const record = await ctx.engine.get(ctx.caller.scope, taskId);
+    const record = await ctx.engine.get(ctx.caller.owner, taskId);
     const entry = Object.entries(record.inputRequests)[0];
     if (!entry)
       return { error: { code: ErrorCodes.INVALID_PARAMS, message: `Task ${taskId} is not waiting for an answer` } };
@@ -219,7 +229,7 @@ export class FallbackTools implements ServerDialect {
             content: text(typeof answer === 'string' ? answer : JSON.stringify(answer)),
             model: 'host',
           };
-    await ctx.engine.answerInput(ctx.caller.scope, taskId, { [key]: { result } });
+    await ctx.engine.answerInput(ctx.caller.owner, taskId, { [key]: { result } });
     return { result: { content: [text(`Answered; task ${taskId} goes on.`)], structuredContent: { taskId } } };
   }
 
@@ -239,6 +249,14 @@ export class FallbackTools implements ServerDialect {
       result: { content: [text(lines.length > 0 ? lines.join('\n') : 'No tasks.')], structuredContent: { tasks } },
     };
   }
+}
+
+/**
+ * Whether the caller owns the task (its principal, session or anonymous client), not merely reaches it by its id:
+ * only the owner is asked a task's questions and may answer them by the fallback tools, which need no input key.
+ */
+function ownsTask(record: TaskRecord, ctx: DialectContext): boolean {
+  return record.owner === ctx.caller.owner;
 }
 
 function summary(record: TaskRecord): {
