@@ -646,6 +646,17 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
     const primingId = /^id: (\S+)$/m.exec(dropped.body)?.[1] as string;
     expect(primingId).toBeDefined();
     expect(dropped.body).not.toContain('slept');
+    // Another principal holding the session id and the event id resumes nothing: the session is not found for it.
+    const stolen = await send(fast.url, {
+      method: 'GET',
+      headers: { ...headers, authorization: 'Bearer b', accept: 'text/event-stream', 'last-event-id': primingId },
+    });
+    expect(stolen.status).toBe(404);
+    expect(JSON.parse(stolen.body)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, message: 'Session not found' },
+    });
     const resumed = await send(fast.url, {
       method: 'GET',
       headers: { ...headers, accept: 'text/event-stream', 'last-event-id': primingId },
