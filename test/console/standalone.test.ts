@@ -120,4 +120,15 @@ describe('mcp-tasks console', () => {
     const ok = await fetch(`${url.origin}/console/api/tasks`, { headers: { ...headers, origin: url.origin } });
     expect(ok.status).toBe(200);
   });
+  it('still takes a cancel whose body is small (the last test: the task ends)', async () => {
+    const url = new URL(openUrl);
+    const token = url.searchParams.get('token') as string;
+    const cancel = await fetch(`${url.origin}/console/api/tasks/${taskId}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'x-console-request': '1', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(cancel.status).toBe(200);
+    expect(((await cancel.json()) as { task: { status: string } }).task.status).toBe('cancelled');
+  });
 });
