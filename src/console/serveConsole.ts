@@ -21,6 +21,12 @@ export interface ConsoleServerHandle {
  */
 export const MAX_CONSOLE_BODY_BYTES = 64 * 1024;
 
+/**
+ * What is read and dropped of a body refused as too large before the connection is cut: as much as the MCP endpoint
+ * accepts, so a client that sent the console an ordinary request body still reads its 413.
+ */
+const MAX_DROPPED_BYTES = 4 * 1024 * 1024;
+
 /** Serves only the console on node:http (`mcp-tasks console`); every other path is 404. */
 export async function serveConsole(
   taskConsole: TaskConsole,
@@ -86,34 +92,36 @@ function refuse(res: ServerResponse, status: number, text: string): void {
 }
 
 /**
- * Reads and drops the request's body; false once it is larger than `maxBytes`. The rest of a larger body is still
- * read and dropped, up to `maxBytes` more, so the client (still sending) gets the refusal instead of a reset; past
- * that the connection is cut.
+ * Reads and drops the request's body; false once it is larger than `maxBytes`. The rest of a larger body is then
+ * read and dropped too, up to `MAX_DROPPED_BYTES` more, before this answers: the refusal closes the connection, and
+ * a client still sending into a closed connection gets a reset instead of the refusal. Past the bound the connection
+ * is cut.
  */
 function bodyWithin(req: IncomingMessage, maxBytes: number): Promise<boolean> {
-  if (Number(req.headers['content-length']) > maxBytes) {
-    drop(req, maxBytes);
-    return Promise.resolve(false);
-  }
+  if (Number(req.headers['content-length']) > maxBytes) return drop(req).then(() => false);
   return new Promise((resolve, reject) => {
     let received = 0;
     const onData = (chunk: Buffer) => {
       received += chunk.byteLength;
       if (received <= maxBytes) return;
       req.off('data', onData).off('end', onEnd).off('error', reject);
-      drop(req, maxBytes);
-      resolve(false);
+      void drop(req).then(() => resolve(false));
     };
     const onEnd = () => resolve(true);
     req.on('data', onData).once('end', onEnd).once('error', reject);
   });
 }
 
-function drop(req: IncomingMessage, maxBytes: number): void {
+/** Resolves once the body is all read, or the connection cut. */
+function drop(req: IncomingMessage): Promise<void> {
   let dropped = 0;
+  const gone = new Promise<void>((resolve) => {
+    req.once('end', resolve).once('close', resolve);
+  });
   req.on('data', (chunk: Buffer) => {
     dropped += chunk.byteLength;
-    if (dropped > maxBytes) req.destroy();
+    if (dropped > MAX_DROPPED_BYTES) req.destroy();
   });
   req.resume();
+  return gone;
 }

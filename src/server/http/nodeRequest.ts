@@ -25,7 +25,8 @@ export async function readNodeBody(
   const method = (req.method ?? 'GET').toUpperCase();
   if (method === 'GET' || method === 'HEAD') return undefined;
   if (Number(singleHeader(req.headers['content-length'])) > maxBytes) {
-    discardRest(req, maxBytes);
+    // Nothing read yet: up to twice the cap in all, as for a body found too large while reading.
+    await discardRest(req, 2 * maxBytes);
     throw new RequestBodyTooLargeError(maxBytes);
   }
   // Stream events rather than an async iterator: the same bytes, without an iterator's promises per request.
@@ -41,8 +42,9 @@ export async function readNodeBody(
       const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       received += bytes.byteLength;
       if (received > maxBytes) {
-        done(new RequestBodyTooLargeError(maxBytes));
-        return discardRest(req, maxBytes);
+        req.off('data', onData).off('end', onEnd).off('error', done);
+        chunks.length = 0;
+        return void discardRest(req, maxBytes).then(() => reject(new RequestBodyTooLargeError(maxBytes)));
       }
       chunks.push(bytes);
     };
@@ -52,17 +54,21 @@ export async function readNodeBody(
 }
 
 /**
- * Reads and drops what is left of a body refused as too large, up to `maxBytes` more, so the client (still sending)
- * gets the 413 instead of a reset: a socket closed with unread input answers the client's next bytes with a reset,
- * which loses the response it has not read yet. Past the bound the connection is cut.
+ * Reads and drops what is left of a body refused as too large, up to `maxBytes` more, and resolves once it is all
+ * read (or the connection cut past the bound): the 413 that follows closes the connection, and a client still sending
+ * into a closed connection gets a reset, which loses the response it has not read yet.
  */
-function discardRest(req: IncomingMessage, maxBytes: number): void {
+function discardRest(req: IncomingMessage, maxBytes: number): Promise<void> {
   let drained = 0;
+  const gone = new Promise<void>((resolve) => {
+    req.once('end', resolve).once('close', resolve);
+  });
   req.on('data', (chunk: Buffer | string) => {
     drained += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
     if (drained > maxBytes) req.destroy();
   });
   req.resume();
+  return gone;
 }
 
 /**
