@@ -130,6 +130,11 @@ export interface TaskRecord {
   /** A suspended task's durable timer: the work runs again at this time (a sleep, a retry, a question's deadline). */
   wakeAt?: number;
   recovery?: RecoveryMark;
+  /**
+   * The statusMessage is the runtime's note (queued again, re-running after a lost run), not the work's: the work's
+   * next message replaces it, and a task that completes without one drops it rather than end on a stale note.
+   */
+  statusNote?: boolean;
   /** Who cancelled the task (the requestor's owner scope, or the console), for its timeline. */
   cancelledBy?: string;
   /** Runs started again because the process running the task died (resumes after input do not count). */

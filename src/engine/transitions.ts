@@ -54,9 +54,11 @@ export function toTerminal(
   now: number,
   statusMessage?: string,
 ): TaskRecord {
-  const { runner: _runner, leaseUntil: _lease, offers: _offers, ...rest } = moveTo(record, status);
+  const { runner: _runner, leaseUntil: _lease, offers: _offers, statusNote, ...rest } = moveTo(record, status);
   const next: TaskRecord = { ...rest, terminalAt: now, inputRequests: {}, inputAnswers: {} };
   if (statusMessage !== undefined) next.statusMessage = capStatusMessage(statusMessage);
+  // A runtime note ("Re-running …") says nothing of how the task ended: a task ends on its work's word or on none.
+  else if (statusNote) delete next.statusMessage;
   if (next.retention.kind === 'keepAlive') {
     next.expiresAt = next.retention.keepAliveMs === null ? null : now + next.retention.keepAliveMs;
   }
@@ -253,8 +255,8 @@ export function annotate(record: TaskRecord, meta: Record<string, unknown>): Tas
 
 export function setStatusMessage(record: TaskRecord, message: string): TaskRecord | null {
   const statusMessage = capStatusMessage(message);
-  if (isTerminal(record.status) || record.statusMessage === statusMessage) return null;
-  return { ...record, statusMessage };
+  if (isTerminal(record.status) || (record.statusMessage === statusMessage && !record.statusNote)) return null;
+  return { ...withoutNote(record), statusMessage };
 }
 
 /** Stores the work's latest progress (and its message as the statusMessage); spec R56: none once terminal. */
@@ -266,7 +268,7 @@ export function reportProgress(record: TaskRecord, update: ProgressUpdate): Task
 function withProgress(record: TaskRecord, update: ProgressUpdate): TaskRecord {
   const progress: TaskProgress = { progress: update.progress, seq: (record.progress?.seq ?? 0) + 1 };
   if (update.total !== undefined) progress.total = update.total;
-  const next = { ...record, progress };
+  const next = { ...(update.message === undefined ? record : withoutNote(record)), progress };
   if (update.message !== undefined) {
     progress.message = capStatusMessage(update.message);
     next.statusMessage = progress.message;
@@ -283,8 +285,16 @@ function withReported(record: TaskRecord, reported: ReportedStatus | undefined):
     const { progress } = reported;
     return withProgress(record, reported.message === undefined ? progress : { ...progress, message: reported.message });
   }
-  if (reported?.message !== undefined) return { ...record, statusMessage: capStatusMessage(reported.message) };
+  if (reported?.message !== undefined)
+    return { ...withoutNote(record), statusMessage: capStatusMessage(reported.message) };
   return record;
+}
+
+/** The record with its statusMessage the work's own: the runtime's note is being replaced. */
+function withoutNote(record: TaskRecord): TaskRecord {
+  if (!record.statusNote) return record;
+  const { statusNote: _note, ...rest } = record;
+  return rest;
 }
 
 /** Moves an `input_required` task back to `working`; throws once terminal. */
@@ -335,6 +345,7 @@ export function recover(
       recovery: 'requeued-before-start',
       recoveries: (record.recoveries ?? 0) + 1,
       statusMessage: REQUEUED_MESSAGE,
+      statusNote: true,
     };
     return withLease(requeued, lease);
   }
@@ -355,6 +366,7 @@ export function recover(
   };
   if (next.status === 'input_required') next = moveTo(next, 'working');
   next.statusMessage = `Re-running (attempt ${record.attempts + 1}): the runner of attempt ${record.attempts} stopped renewing its lease before recording an outcome`;
+  next.statusNote = true;
   const { runner: _runner, leaseUntil: _lease, ...rest } = next;
   return withLease(rest, lease);
 }

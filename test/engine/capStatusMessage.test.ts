@@ -39,31 +39,4 @@ describe('the statusMessage cap', () => {
     within(lifecycle.complete(frozen(), { kind: 'error', error: { code: -32603, message: huge } }, NOW));
     within(lifecycle.cancel(frozen(), NOW, huge, 'owner'));
   });
-
-  it('lands the run’s last report with the outcome; a failure keeps its diagnostic', () => {
-    const reported = { message: 'step 20/20', progress: { progress: 20, total: 20 } };
-    const done = lifecycle.complete(
-      frozen({ statusMessage: 'step 1/20' }),
-      { kind: 'result', result: { content: [] } },
-      NOW,
-      undefined,
-      undefined,
-      reported,
-    );
-    expect(done).toMatchObject({
-      status: 'completed',
-      statusMessage: 'step 20/20',
-      progress: { progress: 20, total: 20, message: 'step 20/20' },
-    });
-    const failed = lifecycle.complete(
-      frozen({ statusMessage: 'step 1/20' }),
-      { kind: 'error', error: { code: -32000, message: 'boom' } },
-      NOW,
-      undefined,
-      undefined,
-      reported,
-    );
-    expect(failed).toMatchObject({ status: 'failed', statusMessage: 'The request failed: boom (code -32000)' });
-    expect(failed?.progress).toMatchObject({ progress: 20, total: 20 });
-  });
 });
