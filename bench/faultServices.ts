@@ -9,8 +9,11 @@ import { fileURLToPath } from 'node:url';
 
 import { listeningUrl } from './listeningUrl.js';
 
-const FIXTURE_SERVER = fileURLToPath(new URL('../examples/conformance/server.js', import.meta.url));
-const FIXTURE_WORKER = fileURLToPath(new URL('../examples/conformance/worker.js', import.meta.url));
+// The built fixture, whether this runs built (dist/bench) or from source (the test suite, which needs the build).
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+const BUILT = /[\\/]dist[\\/]bench[\\/]?$/.test(HERE) ? join(HERE, '..') : join(HERE, '..', 'dist');
+const FIXTURE_SERVER = join(BUILT, 'examples/conformance/server.js');
+const FIXTURE_WORKER = join(BUILT, 'examples/conformance/worker.js');
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -57,7 +60,9 @@ export class RedisProcess {
 
   async launch(): Promise<void> {
     const args = ['--bind', '127.0.0.1', '--port', String(this.port), '--dir', this.dir, '--save', ''];
-    args.push('--appendonly', 'yes', '--appendfsync', 'everysec', '--maxmemory-policy', 'noeviction');
+    // appendfsync always: with everysec, Redis may acknowledge a write it has not yet handed to the kernel (while a
+    // background fsync runs), and kill -9 then loses it (an outcome recorded, then gone).
+    args.push('--appendonly', 'yes', '--appendfsync', 'always', '--maxmemory-policy', 'noeviction');
     const child = spawn(binary('redis-server') ?? 'redis-server', args, { stdio: 'ignore' });
     this.child = child;
     await until(() => ping(this.port), 10_000, 'redis-server');

@@ -253,6 +253,9 @@ export class QueueWorker {
 
   /** Decides whether this job's run is still due and, if so, takes the task's lease. */
   private async claim(taskId: string, attempt: number, queuedAt: number): Promise<Claim> {
+    // A claim whose reply was lost (the store went away under it) may have landed: only this worker would run it, so
+    // it keeps asking the store until it knows, rather than hand the job back and leave a claimed task unrun.
+    let claimUnknown = false;
     for (let failures = 0; ; failures++) {
       if (this.stopping) return { kind: 'requeue', reason: 'the worker is shutting down' };
       try {
@@ -272,6 +275,7 @@ export class QueueWorker {
         const task = await this.engine
           .markStarted(taskId, this.runnerId, attempt, record)
           .catch(async (error: unknown) => {
+            claimUnknown = true;
             await this.admission.release(taskId).catch(() => {});
             throw error;
           });
@@ -281,8 +285,10 @@ export class QueueWorker {
         }
         return { kind: 'run', task };
       } catch (error) {
-        if (failures >= 4) return { kind: 'requeue', reason: `the task store is unavailable: ${String(error)}` };
-        await sleep(100 * 2 ** failures);
+        if (failures >= 4 && !claimUnknown) {
+          return { kind: 'requeue', reason: `the task store is unavailable: ${String(error)}` };
+        }
+        await sleep(Math.min(100 * 2 ** failures, 2000));
       }
     }
   }
