@@ -10,4 +10,6 @@ export interface GlobalOptions {
   ttl?: string;
   input: boolean;
   verbose?: boolean;
+  /** `--save-dialect`: keep this run's `--dialect` as the server's default. */
+  saveDialect?: boolean;
 }

@@ -1,6 +1,5 @@
 import {
   isTerminalStatus,
-  type Tool,
   TaskClientError,
   TaskRpcError,
   textOf,
@@ -17,6 +16,7 @@ import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer, Reporter } from './Reporter.js';
 import { terminalSafeJson, visibleLine as line, visibleText } from './sanitize.js';
 import { StatusLine } from './StatusLine.js';
+import type { ToolSummary } from './ToolSummary.js';
 
 /**
  * Output for people. Results go to stdout; status goes to stderr, as a live line on a terminal or one line per
@@ -75,7 +75,7 @@ export class HumanReporter implements Reporter {
     const id = outcome.snapshot.taskId === undefined ? '' : ` (task ${line(outcome.snapshot.taskId)})`;
     if (outcome.status === 'completed') {
       if (withResult) this.printResult(outcome.result);
-      this.err(`completed in ${this.elapsed()}s${id}\n`);
+      this.err(`completed in ${this.durationOf(outcome.snapshot)}s${id}\n`);
       return;
     }
     if (outcome.status === 'cancelled') {
@@ -106,17 +106,21 @@ export class HumanReporter implements Reporter {
   }
 
   list(list: TaskList): void {
-    if (list.tasks.length === 0) this.err(list.source === 'store' ? 'no stored tasks for this server\n' : 'no tasks\n');
+    if (list.tasks.length === 0) {
+      this.err(list.source === 'store' ? 'no tasks: the server holds none of the ones stored here\n' : 'no tasks\n');
+    }
     for (const task of list.tasks) {
       this.out(`${line(task.taskId ?? '-')}  ${line(task.status).padEnd(14)} ${line(task.statusMessage ?? '')}\n`);
     }
     if (list.nextCursor !== undefined) this.err(`more: --cursor ${line(list.nextCursor)}\n`);
   }
 
-  tools(tools: Tool[]): void {
+  tools(tools: ToolSummary[]): void {
     for (const tool of tools) {
-      const support = tool.execution?.taskSupport ?? '-';
-      this.out(`${line(tool.name).padEnd(36)} ${line(support).padEnd(9)} ${line(tool.description ?? '')}\n`);
+      this.out(`${line(tool.name).padEnd(36)} ${line(tool.taskSupport).padEnd(14)} ${line(tool.description ?? '')}\n`);
+      if (tool.arguments.length === 0) continue;
+      const args = tool.arguments.map((arg) => `${line(arg.name)}${arg.required ? '' : '?'}: ${line(arg.type)}`);
+      this.out(`${''.padEnd(4)}${args.join(', ')}\n`);
     }
   }
 
@@ -160,6 +164,17 @@ export class HumanReporter implements Reporter {
     const structured = (result as { structuredContent?: unknown }).structuredContent;
     if (text !== '') this.out(`${visibleText(text)}\n`);
     else this.out(`${terminalSafeJson(structured ?? result.content ?? [], 2)}\n`);
+  }
+
+  /**
+   * How long the task ran, by the server's clock (created to last updated): `watch` and `result` join a task already
+   * under way, so their own running time says nothing about it. A plain call has no times: this run's then.
+   */
+  private durationOf(snapshot: TaskSnapshot): string {
+    const start = Date.parse(snapshot.createdAt ?? '');
+    const end = Date.parse(snapshot.lastUpdatedAt ?? '');
+    if (Number.isFinite(start) && Number.isFinite(end) && end >= start) return ((end - start) / 1000).toFixed(1);
+    return this.elapsed();
   }
 
   private elapsed(): string {

@@ -1,5 +1,4 @@
 import {
-  type Tool,
   TaskClientError,
   TaskRpcError,
   type ElicitationParams,
@@ -14,6 +13,7 @@ import { readJsonElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
 import type { ElicitAnswer, Reporter } from './Reporter.js';
 import { terminalSafeJson } from './sanitize.js';
+import type { ToolSummary } from './ToolSummary.js';
 
 /**
  * Output for programs: one JSON object per line on stdout, each with a `type`. The lines often end up on a terminal
@@ -59,15 +59,8 @@ export class JsonReporter implements Reporter {
     this.emit({ type: 'list', source: list.source, count: list.tasks.length, nextCursor: list.nextCursor });
   }
 
-  tools(tools: Tool[]): void {
-    for (const tool of tools) {
-      this.emit({
-        type: 'tool',
-        name: tool.name,
-        taskSupport: tool.execution?.taskSupport,
-        description: tool.description,
-      });
-    }
+  tools(tools: ToolSummary[]): void {
+    for (const tool of tools) this.emit({ type: 'tool', ...tool });
   }
 
   timeline(task: TaskRecord, entries: TimelineEntry[]): void {

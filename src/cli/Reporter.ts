@@ -1,5 +1,4 @@
 import type {
-  Tool,
   ElicitationParams,
   InputContext,
   TaskHandle,
@@ -8,6 +7,7 @@ import type {
   TaskSnapshot,
 } from '../client/index.js';
 import type { TaskRecord, TimelineEntry } from '../console/index.js';
+import type { ToolSummary } from './ToolSummary.js';
 
 export type ElicitAnswer =
   | { action: 'accept'; content?: Record<string, string | number | boolean | string[]> }
@@ -26,7 +26,7 @@ export interface Reporter {
   /** A stored task and its transitions (`get --timeline`). */
   timeline(task: TaskRecord, entries: TimelineEntry[]): void;
   list(list: TaskList): void;
-  tools(tools: Tool[]): void;
+  tools(tools: ToolSummary[]): void;
   note(text: string): void;
   error(error: unknown): void;
   elicit(params: ElicitationParams, context: InputContext): Promise<ElicitAnswer>;

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import {
   HandleStore,
   isDialectPreference,
+  isHttpTarget,
   TaskClient,
+  targetKey,
   type DialectPreference,
   type StoredHandle,
   type TaskTarget,
@@ -79,12 +81,21 @@ function targetOf(options: GlobalOptions, server: string[] | undefined, record: 
   throw new UsageError('Say which server: --url <url>, or -- <command...> to start one over stdio');
 }
 
-function dialectOf(options: GlobalOptions, record: StoredHandle | undefined): DialectPreference {
+/**
+ * The dialect of this run: `--dialect`; else a stored task's own; else the one saved for the server on purpose
+ * (`--save-dialect`); else `auto`. Nothing a run merely used carries over to the next.
+ */
+async function dialectOf(
+  options: GlobalOptions,
+  record: StoredHandle | undefined,
+  saved: () => Promise<DialectPreference | undefined>,
+): Promise<DialectPreference> {
   if (!isDialectPreference(options.dialect)) {
     throw new UsageError(`--dialect is auto, 2025-11-25, ext-2026 or sep-1686; got "${options.dialect}"`);
   }
-  if (options.dialect !== 'auto' || record === undefined || record.dialect === 'none') return options.dialect;
-  return record.dialect;
+  if (options.dialect !== 'auto') return options.dialect;
+  if (record !== undefined && record.dialect !== 'none') return record.dialect;
+  return (await saved()) ?? 'auto';
 }
 
 export function ttlOf(options: GlobalOptions): number | undefined {
@@ -96,27 +107,81 @@ export function ttlOf(options: GlobalOptions): number | undefined {
 }
 
 /**
- * Connects as the command line asks; `taskId` lets a stored handle supply the server and session. Commands that
- * do not print the result keep the handle stored (`forgetSettled: false`) so `result` can still find the task.
+ * Connects as the command line asks; `taskId` lets a stored handle supply the server, session and dialect.
+ *
+ * Handles stay stored after their outcome is known, so `get`, `result` and `list` find any task the server still
+ * holds (the store keeps the newest `DEFAULT_MAX_HANDLES`; `list` drops those the server no longer knows). On a
+ * 2025-era HTTP server, where an unauthenticated caller's tasks belong to its session, every run reuses one session
+ * per server and way of negotiating (kept in the store), so the server sees one owner across runs.
  */
 export async function openClient(
   options: GlobalOptions,
   server: string[] | undefined,
   reporter: Reporter,
   taskId?: string,
-  forgetSettled = true,
 ): Promise<TaskClient> {
+  return (await connectCli(options, server, reporter, taskId)).client;
+}
+
+/** `openClient`, with the handle store it uses and the server's `targetKey`. */
+export async function connectCli(
+  options: GlobalOptions,
+  server: string[] | undefined,
+  reporter: Reporter,
+  taskId?: string,
+): Promise<{ client: TaskClient; store: HandleStore | undefined; key: string }> {
   const store = options.store === false ? undefined : new HandleStore(options.store);
   const record = taskId === undefined ? undefined : await store?.get(taskId);
-  const target = targetOf(options, server, record);
+  let target = targetOf(options, server, record);
+  const key = targetKey(target);
+  const dialect = await dialectOf(options, record, async () => store?.savedDialect(key));
   const ttlMs = ttlOf(options);
   const protocol = protocolOf(options.protocol);
-  return TaskClient.connect(target, {
+  const negotiation = protocol === undefined ? dialect : `${dialect} --protocol ${protocol}`;
+  const identity =
+    store !== undefined && isHttpTarget(target) && target.sessionId === undefined
+      ? await store.session(key, negotiation)
+      : undefined;
+  if (identity !== undefined && isHttpTarget(target)) {
+    target = {
+      ...target,
+      sessionId: identity.sessionId,
+      ...(identity.protocolVersion !== undefined && { protocolVersion: identity.protocolVersion }),
+    };
+  }
+  if (options.saveDialect === true) {
+    if (store === undefined)
+      throw new UsageError('--save-dialect keeps the dialect in the handle store: drop --no-store');
+    await store.saveDialect(key, options.dialect as DialectPreference);
+  }
+  const client = await TaskClient.connect(target, {
     clientInfo: { name: 'mcp-tasks-cli', version: '0.1.0' },
-    dialect: dialectOf(options, record),
+    dialect,
     ...(protocol !== undefined && { protocol }),
-    ...(store !== undefined && { store, forgetSettled }),
+    ...(store !== undefined && { store, forgetSettled: false, resumeStoredSession: false }),
     ...(ttlMs !== undefined && { ttlMs }),
     elicitation: (params, context) => reporter.elicit(params, context),
   });
+  const sessionId = client.sessionId;
+  if (
+    store !== undefined &&
+    record === undefined &&
+    isHttpTarget(target) &&
+    client.protocolEra === 'legacy' &&
+    sessionId !== undefined &&
+    sessionId !== identity?.sessionId
+  ) {
+    // A new session (the first, or the kept one had ended): the one later runs reuse.
+    const protocolVersion = client.sdk.getNegotiatedProtocolVersion();
+    const capabilities = client.serverCapabilities;
+    await store.putSession({
+      target: key,
+      preference: negotiation,
+      sessionId,
+      ...(protocolVersion !== undefined && { protocolVersion }),
+      ...(capabilities !== undefined && { serverCapabilities: capabilities as Record<string, unknown> }),
+      storedAt: new Date().toISOString(),
+    });
+  }
+  return { client, store, key };
 }

@@ -74,6 +74,7 @@ function program(
         MODERN_PROTOCOL_VERSION,
       ]),
     )
+    .option('--save-dialect', "keep --dialect as this server's default for later runs (--dialect auto forgets it)")
     .option('--store <path>', 'file that remembers task handles', defaultStorePath())
     .option('--no-store', 'do not remember task handles')
     .option('--json', 'one JSON object per line on stdout')
@@ -179,6 +180,7 @@ function program(
     .argument('[arguments...]', 'tool arguments as key=value (values parsed as JSON when they parse)')
     .option('--args <json>', "tool arguments as one JSON object (also: --json '{...}')")
     .option('--detach', 'print the task id and exit, leaving the task running')
+    .option('--no-validate', "send the arguments without checking them against the tool's input schema")
     .addOption(
       new Option('--mode <mode>', 'task: fail rather than run plainly; plain: never a task')
         .choices(['auto', 'task', 'plain'])

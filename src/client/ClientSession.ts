@@ -168,8 +168,10 @@ export class ClientSession {
   ): Promise<ResumableSession | undefined> {
     // Sessions belong to the 2025 era; a client pinned to the 2026 wire starts afresh.
     if (!isHttpTarget(target) || this.options.dialect === 'ext-2026') return undefined;
+    if (target.sessionId === undefined && this.options.resumeStoredSession === false) return undefined;
     const key = targetKey(target);
-    const records = store === undefined ? [] : await store.list();
+    // Handles and the sessions a host keeps per server both know a session's capabilities.
+    const records = store === undefined ? [] : [...(await store.list()), ...(await store.sessions())];
     const stored = records
       .filter((record) => record.target === key && record.sessionId !== undefined)
       .filter((record) => target.sessionId === undefined || record.sessionId === target.sessionId)

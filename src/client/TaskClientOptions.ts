@@ -27,6 +27,11 @@ export interface TaskClientOptions {
   /** A handle store (or its file path): in-flight task ids survive a host restart, and `resume()` continues them. */
   store?: string | HandleStore;
   /**
+   * Resume the newest 2025-era HTTP session stored for the server when the target names none (default). `false`
+   * resumes only the session the target names: the host decides which session a run uses.
+   */
+  resumeStoredSession?: boolean;
+  /**
    * Drop a stored handle once its outcome is known (default). `false` keeps it, for hosts that only watch a task
    * and leave fetching the result to a later process.
    */

@@ -2,7 +2,13 @@ export type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 export { ClientTaskHost, type ClientTaskHostOptions } from './ClientTaskHost.js';
 export { DIALECT_NAMES, isDialectPreference, type DialectName, type DialectPreference } from './DialectName.js';
 export type { CallMode } from './dialects/TaskDialect.js';
-export { HandleStore, type StoredHandle } from './HandleStore.js';
+export {
+  DEFAULT_MAX_HANDLES,
+  HandleStore,
+  type HandleStoreOptions,
+  type StoredHandle,
+  type StoredSession,
+} from './HandleStore.js';
 export {
   type ElicitationHandler,
   type ElicitationParams,

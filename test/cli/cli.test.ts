@@ -195,8 +195,10 @@ describe('mcp-tasks with a detached task over Streamable HTTP', () => {
     expect(result.code).toBe(EXIT_CODES.completed);
     expect(result.stdout).toContain('# Research Report: detached');
 
-    // `result` consumed the stored handle; the server is needed again, and it knows the id only in that session.
-    expect((await runCli(['get', taskId], { env })).code).toBe(EXIT_CODES.usage);
+    // The handle outlives `result`: `get` still finds the server and the session the task lives in.
+    const again = await runCli(['get', taskId], { env });
+    expect(again.code).toBe(EXIT_CODES.completed);
+    expect(again.stdout).toMatch(/status +completed/);
     expect((await runCli(['--url', http.url, 'get', 'no-such-task'], { env })).code).toBe(EXIT_CODES.notFound);
   });
 

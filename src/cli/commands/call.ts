@@ -1,5 +1,6 @@
 import type { CallMode } from '../../client/index.js';
 import { parseJsonObject, parseKeyValues } from '../argv.js';
+import { checkArguments } from '../checkArguments.js';
 import { openClient } from '../connect.js';
 import { EXIT_CODES, exitCodeForOutcome, type ExitCode } from '../exitCodes.js';
 import type { GlobalOptions } from '../GlobalOptions.js';
@@ -11,6 +12,8 @@ export interface CallOptions {
   args?: string;
   detach?: boolean;
   mode: string;
+  /** `--no-validate`: send the arguments without checking them against the tool's input schema. */
+  validate: boolean;
 }
 
 function modeOf(value: string): CallMode {
@@ -35,6 +38,11 @@ export async function runCall(
   const client = await openClient(global, server, reporter);
   let stopListening = () => undefined as unknown;
   try {
+    if (options.validate !== false) {
+      // A misspelt argument would otherwise be dropped or refused by the server only after a task was made.
+      const known = (await client.listTools()).find((candidate) => candidate.name === tool);
+      if (known !== undefined) checkArguments(tool, known.inputSchema, args);
+    }
     const handle = await client.callTool(tool, args, { mode, follow: options.detach !== true });
     // SEP-1686 names the task before the server confirms it; report it as a task only once it is one.
     const isTask = await handle.accepted();

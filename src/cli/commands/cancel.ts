@@ -10,7 +10,7 @@ export async function runCancel(
   server: string[] | undefined,
   reporter: Reporter,
 ): Promise<ExitCode> {
-  const client = await openClient(global, server, reporter, taskId, false);
+  const client = await openClient(global, server, reporter, taskId);
   try {
     const outcome = await client.cancelTask(taskId);
     reporter.outcome(outcome, false);

@@ -15,7 +15,7 @@ export async function runFollow(
   server: string[] | undefined,
   reporter: Reporter,
 ): Promise<ExitCode> {
-  const client = await openClient(global, server, reporter, taskId, withResult);
+  const client = await openClient(global, server, reporter, taskId);
   let stopListening = () => undefined as unknown;
   try {
     const handle = await client.attach(taskId);

@@ -21,7 +21,7 @@ export async function runGet(
   options: GetOptions = {},
 ): Promise<ExitCode> {
   if (options.timeline) return printTimeline(taskId, options, reporter);
-  const client = await openClient(global, server, reporter, taskId, false);
+  const client = await openClient(global, server, reporter, taskId);
   try {
     reporter.snapshot(await client.getTask(taskId));
     return EXIT_CODES.completed;

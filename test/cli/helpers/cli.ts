@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-export const CLI = join(ROOT, 'dist/src/cli/main.js');
+/** The binary under test; `MCP_TASKS_CLI` names another build (e.g. an earlier commit's, to see a test fail there). */
+export const CLI = process.env['MCP_TASKS_CLI'] ?? join(ROOT, 'dist/src/cli/main.js');
 
 function newestSource(dir: string): number {
   let newest = 0;
@@ -17,6 +18,7 @@ function newestSource(dir: string): number {
 
 /** The CLI is tested as shipped: the compiled binary, rebuilt when the client or CLI sources are newer. */
 export function ensureBuilt(): void {
+  if (process.env['MCP_TASKS_CLI'] !== undefined) return;
   const built = existsSync(CLI) ? statSync(CLI).mtimeMs : 0;
   const sources = Math.max(newestSource(join(ROOT, 'src/client')), newestSource(join(ROOT, 'src/cli')));
   if (built >= sources) return;
