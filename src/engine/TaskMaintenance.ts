@@ -95,6 +95,8 @@ export class TaskMaintenance {
     // either; a live runner renews within a third of a lease of the store's return, so recovery waits a whole lease.
     if (this.access.reachability.steadyFor(this.clock.now()) < this.options.leaseMs) return counts;
     const stale = await this.access.guard(() => this.access.store.findStale(this.clock.now(), 1000));
+    // The scan itself may have waited out the outage (its answer came slowly, as the store returned): ask again.
+    if (this.access.reachability.steadyFor(this.clock.now()) < this.options.leaseMs) return counts;
     for (const lost of stale) {
       // No run ever claimed it: the recover transition queues it again, outside the policy (nothing was run).
       const started = lost.attempts > 0;

@@ -83,4 +83,35 @@ describe('lease recovery after a store outage', () => {
     expect(await engine.recover()).toEqual({ failed: 1, rerun: 0 });
     expect((await engine.get('o', task.taskId)).recovery).toBe('failed-after-crash');
   });
+
+  it('does not act on a scan that waited out the outage itself (its answer came slowly, as the store returned)', async () => {
+    const clock = new ManualClock();
+    const memory = new MemoryStore();
+    let waiting = false;
+    // A scan held while the store was away, answered when it came back: the clock moves on meanwhile.
+    const store = new Proxy(memory, {
+      get(target, key, receiver) {
+        const value: unknown = Reflect.get(target, key, receiver);
+        if (key !== 'findStale' || typeof value !== 'function') return value;
+        return async (...args: unknown[]) => {
+          if (waiting) clock.advance(2000);
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    const executor = {
+      runnerId: 'runner-1',
+      leasesOnCreate: true,
+      submit: async (_task: TaskRecord) => {},
+      close: async () => {},
+    };
+    const engine = await startEngine(store, { clock, executor, leaseMs: 3000 });
+    engines.push(engine);
+    const task = (await engine.create({ owner: 'o', request, dialect: 't' })).task;
+    await engine.markStarted(task.taskId, 'runner-1');
+    clock.advance(4000);
+    waiting = true;
+    expect(await engine.recover()).toEqual({ failed: 0, rerun: 0 });
+    expect((await engine.get('o', task.taskId)).status).toBe('working');
+  });
 });
