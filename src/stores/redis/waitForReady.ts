@@ -23,24 +23,39 @@ export function waitForReady(redis: Redis, waitMs: number): void {
   }) as Redis['sendCommand'];
 }
 
+/** One wait for the connection per client and outage, however many commands wait on it (one pair of listeners). */
+const readiness = new WeakMap<Redis, Promise<void>>();
+
 function ready(redis: Redis, waitMs: number): Promise<void> {
   if (redis.status === 'end') return Promise.reject(new Error('Connection is closed.'));
   if (redis.status === 'wait') redis.connect().catch(() => {});
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error) => {
-      clearTimeout(timer);
-      redis.off('ready', onReady);
-      redis.off('end', onEnd);
-      if (error) reject(error);
-      else resolve();
+  let shared = readiness.get(redis);
+  if (!shared) {
+    shared = new Promise<void>((resolve, reject) => {
+      const onReady = () => {
+        redis.off('end', onEnd);
+        resolve();
+      };
+      const onEnd = () => {
+        redis.off('ready', onReady);
+        reject(new Error('Connection is closed.'));
+      };
+      redis.once('ready', onReady);
+      redis.once('end', onEnd);
+    });
+    const settled = shared;
+    readiness.set(redis, settled);
+    const forget = () => {
+      if (readiness.get(redis) === settled) readiness.delete(redis);
     };
-    const onReady = () => done();
-    const onEnd = () => done(new Error('Connection is closed.'));
-    const timer = setTimeout(
-      () => done(new Error(`Redis did not answer within ${waitMs} ms (not connected); the command was not sent`)),
+    settled.then(forget, forget);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`Redis did not answer within ${waitMs} ms (not connected); the command was not sent`)),
       waitMs,
     );
-    redis.once('ready', onReady);
-    redis.once('end', onEnd);
   });
+  return Promise.race([shared, timeout]).finally(() => clearTimeout(timer));
 }
