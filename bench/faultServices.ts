@@ -2,7 +2,7 @@
 // directories, so killing them touches nothing else), and the conformance fixture's server and worker from dist/.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,7 +82,6 @@ export class RedisProcess {
 }
 
 async function ping(port: number): Promise<boolean> {
-  const { Socket } = await import('node:net');
   return new Promise((resolve) => {
     const socket = new Socket();
     const done = (ok: boolean) => {
