@@ -11,7 +11,7 @@ const padded: TaskRequest = { method: 'tools/call', params: { name: 'work', argu
 const result = { kind: 'result' as const, result: { content: [{ type: 'text', text: 'done' }] } };
 
 eachStore(
-  'engine-fetched',
+  'engine_fetched',
   async (store) => store,
   (name, harness) => {
     describe(`room at the stored-task bounds: ${name}`, () => {

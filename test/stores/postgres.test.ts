@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
-import { TaskEngine, type TaskStore } from '../../src/engine/index.js';
+import { TaskEngine, type TaskRecord, type TaskStore } from '../../src/engine/index.js';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { makeRecord } from '../helpers/records.js';
 import { requireService } from '../helpers/services.js';
@@ -60,8 +60,11 @@ if (url) {
       const schema = newSchema();
       const before = track(new PostgresStore({ connectionString: url, schema }));
       await before.init();
-      for (let i = 0; i < 3; i++) await before.insert(makeRecord({ status: 'completed' }));
-      await before.insert(makeRecord({ owner: 'owner-b' }));
+      const stored = [
+        ...Array.from({ length: 3 }, () => makeRecord({ status: 'completed' })),
+        makeRecord({ owner: 'owner-b' }),
+      ];
+      for (const record of stored) await before.insert(record);
       // Back to the first schema version, as a table created before the counter existed.
       await undoBrowseColumns(schema);
       await admin.query(`DROP TABLE ${schema}.mcp_tasks_owners`);
@@ -77,10 +80,40 @@ if (url) {
         limit: 'stored',
       });
       expect(await after.insert(makeRecord({ owner: 'owner-b' }), { maxStored: 3 })).toEqual({ inserted: true });
+      // The byte counters start from the records already stored too.
+      const bytes = (record: TaskRecord) => Buffer.byteLength(JSON.stringify(record), 'utf8');
+      const sum = stored.filter((r) => r.owner === 'owner-a').reduce((total, r) => total + bytes(r), 0);
+      expect(await after.insert(makeRecord(), { maxStored: 9, maxStoredBytes: sum })).toEqual({
+        inserted: false,
+        reason: 'limit',
+        limit: 'stored_bytes',
+      });
+      expect(await after.insert(makeRecord(), { maxStored: 9, maxStoredBytes: sum + 1 })).toEqual({ inserted: true });
     });
+
+    /** Back to the schema before the fetch mark and byte counters (migration 4). */
+    async function undoFetched(schema: string): Promise<void> {
+      const t = `${schema}.mcp_tasks`;
+      await admin.query(`DROP TRIGGER mcp_tasks_count_bytes ON ${t}`);
+      await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_count_bytes, ${schema}.mcp_tasks_insert_bounded`);
+      await admin.query(`ALTER TABLE ${t} DROP COLUMN fetched_at`);
+      await admin.query(`ALTER TABLE ${schema}.mcp_tasks_owners DROP COLUMN bytes`);
+      await admin.query(`CREATE OR REPLACE FUNCTION ${schema}.mcp_tasks_count_owner() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF TG_OP = 'INSERT' THEN
+            INSERT INTO ${schema}.mcp_tasks_owners AS o (owner, stored) VALUES (NEW.owner, 1)
+              ON CONFLICT (owner) DO UPDATE SET stored = o.stored + 1;
+            RETURN NEW;
+          END IF;
+          UPDATE ${schema}.mcp_tasks_owners SET stored = stored - 1 WHERE owner = OLD.owner;
+          RETURN OLD;
+        END $$`);
+      await admin.query(`DELETE FROM ${schema}.mcp_tasks_migrations WHERE version = 4`);
+    }
 
     /** Back to the schema before the browse columns (migration 3). */
     async function undoBrowseColumns(schema: string): Promise<void> {
+      await undoFetched(schema);
       await admin.query(`DROP TRIGGER mcp_tasks_browse_columns ON ${schema}.mcp_tasks`);
       await admin.query(`DROP FUNCTION ${schema}.mcp_tasks_browse_columns`);
       await admin.query(`ALTER TABLE ${schema}.mcp_tasks DROP COLUMN tool, DROP COLUMN dialect`);
@@ -108,7 +141,7 @@ if (url) {
       const stores = Array.from({ length: 4 }, () => track(new PostgresStore({ connectionString: url, schema })));
       await Promise.all(stores.map((store) => store.init()));
       const { rows } = await admin.query(`SELECT version FROM ${schema}.mcp_tasks_migrations ORDER BY version`);
-      expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+      expect(rows).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
       const secrets = await Promise.all(
         stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')),
       );

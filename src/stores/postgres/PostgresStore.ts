@@ -232,7 +232,8 @@ export class PostgresStore implements TaskStore {
     // The timeline goes in the same statement, as in a batch.
     if (item.timeline) return (await this.insertMany([item]))[0] as InsertOutcome;
     const { record, limits } = item;
-    const capped = limits.maxActive !== undefined || limits.maxStored !== undefined;
+    const capped =
+      limits.maxActive !== undefined || limits.maxStored !== undefined || limits.maxStoredBytes !== undefined;
     if (!capped) {
       const inserted = await this.query(
         `INSERT INTO ${this.names.tasks} (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
@@ -241,8 +242,8 @@ export class PostgresStore implements TaskStore {
       return inserted.rowCount === 1 ? 'ok' : 'conflict';
     }
     const { rows } = await this.query<{ outcome: InsertOutcome }>(
-      `SELECT ${this.names.qualified('insert_capped')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) AS outcome`,
-      [...columns(record), limits.maxActive ?? null, limits.maxStored ?? null],
+      `SELECT ${this.names.qualified('insert_bounded')}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) AS outcome`,
+      [...columns(record), limits.maxActive ?? null, limits.maxStored ?? null, limits.maxStoredBytes ?? null],
     );
     return rows[0]?.outcome ?? 'conflict';
   }
@@ -255,7 +256,7 @@ export class PostgresStore implements TaskStore {
    */
   private async insertMany(items: CappedInsert[]): Promise<InsertOutcome[]> {
     const arrays = COLUMN_TYPES.map(() => [] as unknown[]);
-    const extra: unknown[][] = [[], [], [], [], []];
+    const extra: unknown[][] = [[], [], [], [], [], []];
     items.forEach(({ record, limits, timeline }, i) => {
       columns(record).forEach((value, c) => arrays[c]?.push(value));
       extra[0]?.push(limits.maxActive ?? null);
@@ -263,12 +264,13 @@ export class PostgresStore implements TaskStore {
       extra[2]?.push(i);
       extra[3]?.push(timeline ? JSON.stringify(timeline.entries) : null);
       extra[4]?.push(timeline ? Math.max(1, timeline.maxEntries - 1) : null);
+      extra[5]?.push(limits.maxStoredBytes ?? null);
     });
-    const types = [...COLUMN_TYPES, 'bigint', 'bigint', 'int', 'json', 'bigint'];
+    const types = [...COLUMN_TYPES, 'bigint', 'bigint', 'int', 'json', 'bigint', 'bigint'];
     const params = types.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
-    const capped = `${this.names.qualified('insert_capped')}(v.task_id, v.owner, v.status, v.created_at, v.expires_at,
-                  v.idempotency_key, v.runner, v.lease_until, v.version, v.data, v.max_active, v.max_stored)`;
-    const ordered = `(SELECT * FROM unnest(${params}) AS u(${COLUMNS}, max_active, max_stored, ord, entries, keep)
+    const capped = `${this.names.qualified('insert_bounded')}(v.task_id, v.owner, v.status, v.created_at, v.expires_at,
+                  v.idempotency_key, v.runner, v.lease_until, v.version, v.data, v.max_active, v.max_stored, v.max_bytes)`;
+    const ordered = `(SELECT * FROM unnest(${params}) AS u(${COLUMNS}, max_active, max_stored, ord, entries, keep, max_bytes)
                ORDER BY owner, ord) v`;
     const tl = this.timeline.table;
     const text = !items.some((item) => item.timeline)
@@ -442,6 +444,38 @@ export class PostgresStore implements TaskStore {
       `UPDATE ${this.names.tasks} SET lease_until = $1 WHERE runner = $2 AND lease_until IS NOT NULL AND ${ACTIVE}`,
       [leaseUntil, runner],
     );
+  }
+
+  async markFetched(taskId: string, at: number): Promise<void> {
+    await this.query(
+      `UPDATE ${this.names.tasks} SET fetched_at = $2 WHERE task_id = $1 AND fetched_at IS NULL AND NOT ${ACTIVE}`,
+      [taskId, at],
+    );
+  }
+
+  async evictFetched(owner: string | undefined, limit: number): Promise<string[]> {
+    const t = this.names.tasks;
+    // SKIP LOCKED: concurrent evictions take disjoint tasks; a row being written right now is left for later.
+    // Two statements, not one with an optional owner: each is planned on its own index.
+    const whose = owner === undefined ? '' : 'AND owner = $2';
+    const { rows } = await this.query<{ task_id: string; fetched_at: string }>(
+      `DELETE FROM ${t} WHERE task_id IN (
+         SELECT task_id FROM ${t} WHERE fetched_at IS NOT NULL ${whose}
+         ORDER BY fetched_at LIMIT $1 FOR UPDATE SKIP LOCKED
+       ) RETURNING task_id, fetched_at`,
+      owner === undefined ? [limit] : [limit, owner],
+    );
+    return rows.sort((a, b) => Number(a.fetched_at) - Number(b.fetched_at)).map((row) => row.task_id);
+  }
+
+  async storedBytes(): Promise<number> {
+    // A sum over owners (the engine reads it at most every second): one counter row for every process would
+    // serialize all writes on its lock.
+    const { rows } = await this.query<{ n: string }>(
+      `SELECT coalesce(sum(bytes), 0) AS n FROM ${this.names.owners}`,
+      [],
+    );
+    return Number(rows[0]?.n ?? 0);
   }
 
   async getSecret(): Promise<Uint8Array> {

@@ -90,6 +90,68 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<(n: PgNames) => string> = [
   CREATE INDEX ${n.index('tool_created')} ON ${n.tasks} (tool, created_at DESC, task_id DESC);
   CREATE INDEX ${n.index('dialect_created')} ON ${n.tasks} (dialect, created_at DESC, task_id DESC);
   `,
+  // Room at the stored-task bounds: when each task's outcome was delivered (fetched tasks are evicted first, earliest
+  // fetched first, over these indexes), and the bytes of stored records per owner. Inserts and deletes count bytes
+  // in the row trigger; updates in one statement trigger per statement, which locks the owners' rows in owner order
+  // (as batched inserts take their locks), so concurrent batches never deadlock on them. insert_bounded is
+  // insert_capped with the byte cap; the old function stays for processes of the previous version.
+  (n) => `
+  ALTER TABLE ${n.tasks} ADD COLUMN fetched_at BIGINT;
+  CREATE INDEX ${n.index('owner_fetched')} ON ${n.tasks} (owner, fetched_at) WHERE fetched_at IS NOT NULL;
+  CREATE INDEX ${n.index('fetched')} ON ${n.tasks} (fetched_at) WHERE fetched_at IS NOT NULL;
+  ALTER TABLE ${n.owners} ADD COLUMN bytes BIGINT NOT NULL DEFAULT 0;
+  UPDATE ${n.owners} o SET bytes = coalesce((SELECT sum(octet_length(t.data::text)) FROM ${n.tasks} t WHERE t.owner = o.owner), 0);
+  CREATE OR REPLACE FUNCTION ${n.qualified('count_owner')}() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'INSERT' THEN
+      INSERT INTO ${n.owners} AS o (owner, stored, bytes) VALUES (NEW.owner, 1, octet_length(NEW.data::text))
+        ON CONFLICT (owner) DO UPDATE SET stored = o.stored + 1, bytes = o.bytes + excluded.bytes;
+      RETURN NEW;
+    END IF;
+    UPDATE ${n.owners} SET stored = stored - 1, bytes = bytes - octet_length(OLD.data::text) WHERE owner = OLD.owner;
+    RETURN OLD;
+  END $$;
+  CREATE FUNCTION ${n.qualified('count_bytes')}() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM 1 FROM ${n.owners} o
+      WHERE o.owner IN (SELECT n.owner FROM new_rows n JOIN old_rows p USING (task_id)
+                        WHERE octet_length(n.data::text) <> octet_length(p.data::text))
+      ORDER BY o.owner FOR UPDATE;
+    UPDATE ${n.owners} o SET bytes = o.bytes + d.delta
+      FROM (SELECT n.owner, sum(octet_length(n.data::text) - octet_length(p.data::text)) AS delta
+            FROM new_rows n JOIN old_rows p USING (task_id) GROUP BY n.owner) d
+      WHERE o.owner = d.owner AND d.delta <> 0;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER ${n.index('count_bytes')} AFTER UPDATE ON ${n.tasks}
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION ${n.qualified('count_bytes')}();
+  CREATE FUNCTION ${n.qualified('insert_bounded')}(
+    p_task_id TEXT, p_owner TEXT, p_status TEXT, p_created_at BIGINT, p_expires_at BIGINT, p_key TEXT, p_runner TEXT,
+    p_lease_until BIGINT, p_version BIGINT, p_data JSON, p_max_active BIGINT, p_max_stored BIGINT, p_max_bytes BIGINT
+  ) RETURNS TEXT LANGUAGE plpgsql AS $$
+  BEGIN
+    -- As insert_capped: the owner's lock to the commit, then each cap on a fresh snapshot.
+    PERFORM pg_advisory_xact_lock(hashtext(${quoteLiteral(n.tasks)}), hashtext(p_owner));
+    IF p_max_active IS NOT NULL
+       AND (SELECT count(*) FROM ${n.tasks} WHERE owner = p_owner AND ${ACTIVE}) >= p_max_active THEN
+      RETURN 'active';
+    END IF;
+    IF p_max_stored IS NOT NULL
+       AND coalesce((SELECT stored FROM ${n.owners} WHERE owner = p_owner), 0) >= p_max_stored THEN
+      RETURN 'stored';
+    END IF;
+    IF p_max_bytes IS NOT NULL
+       AND coalesce((SELECT bytes FROM ${n.owners} WHERE owner = p_owner), 0) >= p_max_bytes THEN
+      RETURN 'stored_bytes';
+    END IF;
+    INSERT INTO ${n.tasks} (task_id, owner, status, created_at, expires_at, idempotency_key, runner, lease_until, version, data)
+      VALUES (p_task_id, p_owner, p_status, p_created_at, p_expires_at, p_key, p_runner, p_lease_until, p_version, p_data)
+      ON CONFLICT DO NOTHING;
+    IF FOUND THEN RETURN 'ok'; END IF;
+    RETURN 'conflict';
+  END $$;
+  `,
 ];
 
 /** One lock for every mcp-tasks migration in a database: concurrent starts (any schema) run them one at a time. */
