@@ -1,5 +1,7 @@
 import type { JwtAuthOptions, McpTasksOptions, RateLimit, TasksHttpHandlerOptions } from '../server/index.js';
+import type { CallAdmissionOptions } from './CallAdmission.js';
 import type { GatewayToolSettings, ToolRule } from './toolPolicies.js';
+import type { UpstreamPoolOptions } from './UpstreamPool.js';
 
 /** The `--config` file: per-tool settings by glob, and the library's limit, auth and engine options. */
 export interface ProxyConfig {
@@ -20,7 +22,22 @@ export interface ProxyConfig {
   console?: { path?: string };
   /** Restart backoff of a stdio upstream. */
   restart?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Bounds of the upstream side (docs/limits.md), and the variables a stdio upstream inherits besides the safe few. */
+  upstream?: UpstreamSettings;
 }
+
+export type UpstreamSettings = Pick<UpstreamPoolOptions, 'maxConnections' | 'idleMs' | 'connectionWaitMs'> &
+  CallAdmissionOptions & { env?: string[] };
+
+const UPSTREAM_NUMBER_KEYS = [
+  'maxConnections',
+  'idleMs',
+  'connectionWaitMs',
+  'maxInFlight',
+  'maxInFlightPerCaller',
+  'maxQueuedPerCaller',
+  'maxWaitMs',
+] as const;
 
 const NUMBER_KEYS = ['ttlMs', 'pollIntervalMs', 'timeoutMs', 'concurrency'] as const;
 
@@ -47,6 +64,18 @@ export function parseProxyConfig(value: unknown): ProxyConfig {
       if (settings['retrySafe'] !== undefined && typeof settings['retrySafe'] !== 'boolean')
         throw new Error(`config tools["${glob}"].retrySafe must be true or false`);
     }
+  }
+  const upstream = value['upstream'];
+  if (upstream !== undefined) {
+    if (!isObject(upstream)) throw new Error('config "upstream" must be an object');
+    for (const key of UPSTREAM_NUMBER_KEYS) {
+      const n = upstream[key];
+      if (n !== undefined && (typeof n !== 'number' || !Number.isInteger(n) || n < 0))
+        throw new Error(`config upstream.${key} must be a whole number`);
+    }
+    const env = upstream['env'];
+    if (env !== undefined && (!Array.isArray(env) || env.some((name) => typeof name !== 'string')))
+      throw new Error('config upstream.env must be an array of environment variable names');
   }
   const after = value['fallbackAfterMs'];
   if (after !== undefined && (typeof after !== 'number' || !(after >= 0)))

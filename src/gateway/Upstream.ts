@@ -14,17 +14,8 @@ import {
 import { ErrorCodes, CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
 import type { McpTasks } from '../server/index.js';
 import { DirectHttpCall, DirectRefusedError } from './DirectHttpCall.js';
-import { PASSTHROUGH, type RpcError, type UpstreamRequestOptions } from './passthrough.js';
-
-/** A request from the upstream (elicitation, sampling) and the answer it gets. */
-export type InputRequest = { method: string; params?: Record<string, unknown> };
-export type InputAnswer = { result: Record<string, unknown> } | { error: RpcError };
-
-/** A call in flight that can take the upstream's questions: a bridged task names its upstream task. */
-export interface InputRoute {
-  upstreamTaskId?: string;
-  requestInput(request: InputRequest): Promise<InputAnswer>;
-}
+import type { InputAnswer, InputRequest, InputRoute } from './InputRoute.js';
+import { PASSTHROUGH, type UpstreamRequestOptions } from './passthrough.js';
 
 export interface UpstreamOptions {
   target: TaskTarget;
@@ -45,10 +36,10 @@ export type UpstreamNotification = { method: string; params?: Record<string, unk
 const HEALTHY_MS = 10_000;
 
 /**
- * The gateway's connection to the server it fronts, over the project's TaskClient (so the upstream's own tasks are
- * driven in whichever generation it speaks). A stdio upstream that exits is restarted with backoff; an HTTP upstream
- * is reconnected on the next call. Questions the upstream asks are routed to the call they belong to, and its
- * notifications to every downstream connection.
+ * One connection of the gateway to the server it fronts, over the project's TaskClient (so the upstream's own tasks
+ * are driven in whichever generation it speaks). A stdio upstream that exits is restarted with backoff; an HTTP
+ * upstream is reconnected on the next call. Questions the upstream asks are routed to the call they belong to, and
+ * its notifications to the listeners (the pool, which serves one caller per connection).
  */
 export class Upstream {
   private client: TaskClient | undefined;
@@ -116,7 +107,8 @@ export class Upstream {
             ...(options.signal && { signal: options.signal }),
             ...(options.onProgress && { onProgress: options.onProgress }),
             onNotification: (notification) => this.notify(notification),
-            onRequest: (request) => this.answer(request),
+            // A request on the call's own stream belongs to that call, whatever else is in flight.
+            onRequest: (request) => this.answer(request, options.route),
           },
         );
         if (outcome.kind === 'error') throw new TaskRpcError(outcome.error);
@@ -157,6 +149,11 @@ export class Upstream {
   /** SEP-1686 declares nothing per tool: any call may ask for a task, and an upstream without tasks just answers. */
   get requestorChosenTasks(): boolean {
     return this.options.dialect === 'sep-1686';
+  }
+
+  /** Lists the tools ahead of the first call (a connection made ready for a caller to come). */
+  async preload(): Promise<void> {
+    await this.toolMap();
   }
 
   /** The upstream's tool by name (listed once, again after `notifications/tools/list_changed`). */
@@ -285,13 +282,13 @@ export class Upstream {
     for (const listener of this.listeners) listener(notification);
   }
 
-  /** A request the upstream made on a direct call's stream: routed like the SDK client's, as a JSON-RPC answer. */
-  private async answer(request: InputRequest): Promise<InputAnswer> {
+  /** A request the upstream made on a direct call's stream: answered by that call's route, as a JSON-RPC answer. */
+  private async answer(request: InputRequest, route: InputRoute | undefined): Promise<InputAnswer> {
     if (request.method === 'ping') return { result: {} };
     if (request.method !== 'elicitation/create' && request.method !== 'sampling/createMessage')
       return { error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `Method not found: ${request.method}` } };
     try {
-      const result = await this.route(request.method, request.params ?? {}, { dialect: '2025-11-25' });
+      const result = await this.route(request.method, request.params ?? {}, { dialect: '2025-11-25' }, route);
       return { result: result as Record<string, unknown> };
     } catch (error) {
       if (error instanceof TaskRpcError) return { error: error.error };
@@ -338,14 +335,21 @@ export class Upstream {
   }
 
   /**
-   * An upstream question goes to the call it belongs to: the bridged task it names, else the most recent call in
-   * flight (over stdio a request carries nothing that ties it to a call). With none, elicitation is declined.
+   * An upstream question goes to the call it belongs to: the call on whose stream it came, the bridged task it names,
+   * else the most recent call in flight on this connection (over stdio a request carries nothing that ties it to a
+   * call; the connection is one caller's, see UpstreamPool). With none, elicitation is declined.
    */
-  private async route(method: string, params: Record<string, unknown>, context: InputContext): Promise<unknown> {
-    let target: InputRoute | undefined;
-    for (const route of this.routes) {
-      if (context.taskId !== undefined && route.upstreamTaskId === context.taskId) target = route;
-    }
+  private async route(
+    method: string,
+    params: Record<string, unknown>,
+    context: InputContext,
+    own?: InputRoute,
+  ): Promise<unknown> {
+    let target = own;
+    if (!target)
+      for (const route of this.routes) {
+        if (context.taskId !== undefined && route.upstreamTaskId === context.taskId) target = route;
+      }
     if (!target) for (const route of this.routes) if (route.upstreamTaskId === undefined) target = route;
     if (!target) {
       if (method === 'elicitation/create') return { action: 'decline' };

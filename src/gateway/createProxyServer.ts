@@ -1,11 +1,14 @@
 import { ProtocolError, Server } from '@modelcontextprotocol/server';
 
 import { TaskRpcError } from '../client/index.js';
-import type { ServerFactory, ServerFactoryContext } from '../server/index.js';
+import type { AuthInfoLike, ServerFactory, ServerFactoryContext } from '../server/index.js';
+import { CallAdmission, CallRefusedError } from './CallAdmission.js';
+import { callerKeyOf } from './callerKey.js';
 import { forwardToolCall } from './forwardToolCall.js';
+import type { InputAnswer, InputRequest } from './InputRoute.js';
 import { PASSTHROUGH } from './passthrough.js';
 import type { ToolPolicies } from './toolPolicies.js';
-import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
+import type { UpstreamLease, UpstreamPool } from './UpstreamPool.js';
 import { ErrorCodes } from '../protocol/index.js';
 
 /** Methods forwarded as they are, by the capability that enables them. */
@@ -16,8 +19,8 @@ const FORWARDED: Record<string, string[]> = {
   logging: ['logging/setLevel'],
 };
 
-/** Notifications from the upstream that every downstream connection gets. */
-const BROADCAST = new Set([
+/** Notifications from a caller's upstream connection that the caller's downstream connections get. */
+const RELAYED = new Set([
   'notifications/tools/list_changed',
   'notifications/resources/list_changed',
   'notifications/prompts/list_changed',
@@ -37,29 +40,57 @@ function servedCapabilities(upstream: Record<string, unknown>): Record<string, u
   return served;
 }
 
+type HandlerContext = { sessionId?: string; http?: { authInfo?: AuthInfoLike }; mcpReq: { signal: AbortSignal } };
+
 /**
- * The gateway's face: a low-level SDK server whose handlers forward to the upstream. The tasks runtime wraps it like
- * any author's server, so task-augmented calls become durable tasks (whose work forwards the call too, see
- * createProxyWork) and everything else passes straight through.
+ * The gateway's face: a low-level SDK server whose handlers forward to the upstream, each caller over its own upstream
+ * connection (UpstreamPool), so an upstream's questions, logs and resource updates reach only the caller whose
+ * connection they came on. The tasks runtime wraps it like any author's server, so task-augmented calls become
+ * durable tasks (whose work forwards the call too, see createProxyWork) and everything else passes straight through,
+ * within the per-caller bounds of `admission`.
  */
 export function createProxyServerFactory(
-  upstream: Upstream,
+  upstreams: UpstreamPool,
   policies: ToolPolicies,
   info: { name: string; version: string },
+  admission: CallAdmission = new CallAdmission(),
 ): ServerFactory {
   return (context: ServerFactoryContext) => {
-    const server = new Server(info, { capabilities: servedCapabilities(upstream.capabilities) as never });
-    const forward = async (method: string, params: Record<string, unknown> | undefined, signal: AbortSignal) => {
+    const server = new Server(info, { capabilities: servedCapabilities(upstreams.capabilities) as never });
+    /** Runs `call` on the caller's connection, within the caller's share of upstream calls. */
+    const onCallers = async <T>(ctx: HandlerContext, call: (lease: UpstreamLease) => Promise<T>): Promise<T> => {
+      const key = callerKeyOf(ctx.http?.authInfo ?? context.authInfo, ctx.sessionId);
+      let leave: () => void;
       try {
-        return await upstream.request(method, params, { signal });
+        leave = await admission.enter(key, ctx.mcpReq.signal);
       } catch (error) {
-        if (error instanceof TaskRpcError) throw new ProtocolError(error.code, error.error.message, error.data);
+        if (error instanceof CallRefusedError)
+          throw new ProtocolError(ErrorCodes.INVALID_REQUEST, error.message, { limit: error.limit, ...error.details });
         throw error;
       }
+      try {
+        const lease = await upstreams.acquire(key);
+        try {
+          return await call(lease);
+        } finally {
+          lease.release();
+        }
+      } finally {
+        leave();
+      }
     };
+    const forward = (method: string, params: Record<string, unknown> | undefined, ctx: HandlerContext) =>
+      onCallers(ctx, async ({ upstream }) => {
+        try {
+          return await upstream.request(method, params, { signal: ctx.mcpReq.signal });
+        } catch (error) {
+          if (error instanceof TaskRpcError) throw new ProtocolError(error.code, error.error.message, error.data);
+          throw error;
+        }
+      });
 
     server.setRequestHandler('tools/list', async (request, ctx) => {
-      const result = await forward('tools/list', request.params, ctx.mcpReq.signal);
+      const result = await forward('tools/list', request.params, ctx);
       // The upstream's own task support is not the gateway's: the runtime declares the gateway's per policy.
       const tools = Array.isArray(result['tools']) ? result['tools'] : [];
       return {
@@ -76,24 +107,27 @@ export function createProxyServerFactory(
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       const token = request.params._meta?.progressToken;
-      const outcome = await forwardToolCall(
-        upstream,
-        { name, ...(args !== undefined && { arguments: args }) },
-        {
-          signal: ctx.mcpReq.signal,
-          settings: policies.settingsFor(name),
-          asTask: false,
-          // The 2026-07-28 wire has no server-to-client requests outside a task.
-          ...(context.era === 'legacy' && {
-            requestInput: (input: InputRequest) => askDownstream(ctx.mcpReq.send, input),
-          }),
-          ...(token !== undefined && {
-            onProgress: (progress) =>
-              void ctx.mcpReq
-                .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
-                .catch(() => {}),
-          }),
-        },
+      const outcome = await onCallers(ctx, ({ upstream }) =>
+        forwardToolCall(
+          upstream,
+          { name, ...(args !== undefined && { arguments: args }) },
+          {
+            signal: ctx.mcpReq.signal,
+            settings: policies.settingsFor(name),
+            gate: upstreams.gate,
+            asTask: false,
+            // The 2026-07-28 wire has no server-to-client requests outside a task.
+            ...(context.era === 'legacy' && {
+              requestInput: (input: InputRequest) => askDownstream(ctx.mcpReq.send, input),
+            }),
+            ...(token !== undefined && {
+              onProgress: (progress) =>
+                void ctx.mcpReq
+                  .notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } })
+                  .catch(() => {}),
+            }),
+          },
+        ),
       );
       if (outcome.kind === 'error')
         throw new ProtocolError(outcome.error.code, outcome.error.message, outcome.error.data);
@@ -101,31 +135,31 @@ export function createProxyServerFactory(
     });
 
     for (const [capability, methods] of Object.entries(FORWARDED)) {
-      if (!(capability in upstream.capabilities)) continue;
+      if (!(capability in upstreams.capabilities)) continue;
       for (const method of methods) {
         server.setRequestHandler(
           method as 'resources/list',
-          (request, ctx) =>
-            forward(method, request.params as Record<string, unknown> | undefined, ctx.mcpReq.signal) as never,
+          (request, ctx) => forward(method, request.params as Record<string, unknown> | undefined, ctx) as never,
         );
       }
     }
-    const resources = upstream.capabilities['resources'];
+    const resources = upstreams.capabilities['resources'];
     if (isObject(resources) && resources['subscribe'] === true) {
       for (const method of ['resources/subscribe', 'resources/unsubscribe'] as const) {
         server.setRequestHandler(
           method,
-          (request, ctx) => forward(method, request.params as Record<string, unknown>, ctx.mcpReq.signal) as never,
+          (request, ctx) => forward(method, request.params as Record<string, unknown>, ctx) as never,
         );
       }
     }
 
     if (context.era === 'legacy') {
+      // Only the caller's own connection's notifications are relayed to its session (not another caller's logs).
       let stop: (() => void) | undefined;
       server.oninitialized = () => {
-        stop ??= upstream.onNotification((notification) => {
-          if (!BROADCAST.has(notification.method)) return;
-          void server.notification(notification as never).catch(() => {});
+        stop ??= upstreams.onNotification(callerKeyOf(context.authInfo, server.transport?.sessionId), (n) => {
+          if (!RELAYED.has(n.method)) return;
+          void server.notification(n as never).catch(() => {});
         });
       };
       server.onclose = () => stop?.();

@@ -2,7 +2,7 @@ import type { TaskEngine, TaskOutcome, TaskRecord, TaskWork } from '../engine/in
 import { throttledStatus, type TaskWorkHooks } from '../server/index.js';
 import { forwardToolCall, type UpstreamTaskRef } from './forwardToolCall.js';
 import type { ToolPolicies } from './toolPolicies.js';
-import type { Upstream } from './Upstream.js';
+import type { UpstreamPool } from './UpstreamPool.js';
 import { ErrorCodes } from '../protocol/index.js';
 
 /** Where a gateway task keeps the upstream's own task it follows. */
@@ -29,7 +29,7 @@ export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {
  * again.
  */
 export function createProxyWork(
-  upstream: Upstream,
+  upstreams: UpstreamPool,
   policies: ToolPolicies,
   engine: TaskEngine,
   hooks: TaskWorkHooks,
@@ -44,15 +44,18 @@ export function createProxyWork(
       };
     }
     const name = params['name'];
-    const status = throttledStatus(context);
     const resume = upstreamTaskOf(task);
+    // The owner's own connection: the upstream's questions during this run reach only this task's requestor.
+    const lease = await upstreams.acquire(task.owner);
+    const status = throttledStatus(context);
     try {
       return await forwardToolCall(
-        upstream,
+        lease.upstream,
         { name, ...(isObject(params['arguments']) && { arguments: params['arguments'] }) },
         {
           signal: context.signal,
           settings: policies.settingsFor(name),
+          gate: upstreams.gate,
           asTask: true,
           requestInput: (request) => context.requestInput(request),
           onProgress: (progress) => {
@@ -68,6 +71,7 @@ export function createProxyWork(
         },
       );
     } finally {
+      lease.release();
       status.stop();
     }
   };

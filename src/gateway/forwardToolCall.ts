@@ -8,8 +8,9 @@ import {
 } from '../client/index.js';
 import type { RpcError } from './passthrough.js';
 import type { GatewayToolSettings } from './toolPolicies.js';
-import type { InputAnswer, InputRequest, Upstream } from './Upstream.js';
-import { ConcurrencyGate } from './ConcurrencyGate.js';
+import type { InputAnswer, InputRequest } from './InputRoute.js';
+import type { Upstream } from './Upstream.js';
+import type { ConcurrencyGate } from './ConcurrencyGate.js';
 import { traceMeta } from './traceMeta.js';
 import { withDeadline } from '../engine/index.js';
 import { ErrorCodes } from '../protocol/index.js';
@@ -26,6 +27,8 @@ export interface UpstreamTaskRef {
 export interface ForwardHooks {
   signal: AbortSignal;
   settings: GatewayToolSettings;
+  /** Where the tool's `concurrency` is counted: one gate for the whole upstream, whichever connection calls it. */
+  gate: ConcurrencyGate;
   /** Run as the upstream's own task where the upstream tool allows it (the gateway's tasks do). */
   asTask: boolean;
   requestInput?(request: InputRequest): Promise<InputAnswer>;
@@ -41,8 +44,6 @@ export interface ForwardHooks {
 /** Runs of a retry-safe call lost to an upstream crash before it gives up. */
 const MAX_RUNS = 3;
 
-const gates = new WeakMap<Upstream, ConcurrencyGate>();
-
 /**
  * One `tools/call` forwarded to the upstream: plainly, or as the upstream's own task where its tool declares task
  * support (then followed to its end, with its input requests, status and cancellation carried across). A call cut
@@ -53,14 +54,12 @@ export async function forwardToolCall(
   params: { name: string; arguments?: Record<string, unknown> },
   hooks: ForwardHooks,
 ): Promise<CallOutcome> {
-  let gate = gates.get(upstream);
-  if (!gate) gates.set(upstream, (gate = new ConcurrencyGate()));
   const deadline =
     hooks.settings.timeoutMs === undefined ? undefined : withDeadline(hooks.signal, hooks.settings.timeoutMs);
   const signal = deadline?.signal ?? hooks.signal;
   let release: (() => void) | undefined;
   try {
-    release = await gate.enter(params.name, hooks.settings.concurrency, signal);
+    release = await hooks.gate.enter(params.name, hooks.settings.concurrency, signal);
     for (let run = 1; ; run++) {
       try {
         return await forwardOnce(upstream, params, { ...hooks, signal });
@@ -103,12 +102,14 @@ async function forwardOnce(
   ) {
     return followUpstreamTask(upstream, params, hooks, undefined);
   }
-  const unregister = upstream.register({ requestInput: (request) => answerInput(hooks, request) });
+  const route = { requestInput: (request: InputRequest) => answerInput(hooks, request) };
+  const unregister = upstream.register(route);
   try {
     const meta = traceMeta();
     const sent = meta ? { ...params, _meta: meta } : params;
     const result = await upstream.request('tools/call', sent, {
       signal: hooks.signal,
+      route,
       ...(hooks.onProgress && { onProgress: hooks.onProgress }),
     });
     return { kind: 'result', result };

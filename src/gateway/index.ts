@@ -3,7 +3,7 @@ export { createProxyServerFactory } from './createProxyServer.js';
 export { createProxyWork, upstreamTaskOf, UPSTREAM_TASK_META } from './createProxyWork.js';
 export { bridgedRecovery } from './bridgedRecovery.js';
 export { forwardToolCall, type CallOutcome, type ForwardHooks, type UpstreamTaskRef } from './forwardToolCall.js';
-export { parseProxyConfig, toolRulesOf, type ProxyConfig } from './ProxyConfig.js';
+export { parseProxyConfig, toolRulesOf, type ProxyConfig, type UpstreamSettings } from './ProxyConfig.js';
 export { startProxy, type ProxyOptions, type RunningProxy } from './startProxy.js';
 export {
   globToRegExp,
@@ -13,3 +13,8 @@ export {
   type ToolRule,
 } from './toolPolicies.js';
 export { Upstream, type UpstreamOptions } from './Upstream.js';
+export { UpstreamPool, UpstreamBusyError, type UpstreamLease, type UpstreamPoolOptions } from './UpstreamPool.js';
+export { CallAdmission, CallRefusedError, type CallAdmissionOptions } from './CallAdmission.js';
+export { ConcurrencyGate } from './ConcurrencyGate.js';
+export { upstreamEnvironment } from './upstreamEnvironment.js';
+export type { InputAnswer, InputRequest, InputRoute } from './InputRoute.js';

@@ -1,12 +1,11 @@
-/** A JSON-RPC error object as it travels on the wire. */
-export interface RpcError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
+import type { InputRoute } from './InputRoute.js';
+
+export type { RpcError } from './InputRoute.js';
 
 export interface UpstreamRequestOptions {
   signal?: AbortSignal;
+  /** The call's own route for the questions that arrive on its stream (HTTP upstreams). */
+  route?: InputRoute;
   timeoutMs?: number;
   onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
 }

@@ -1,17 +1,22 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
-import type { DialectPreference, TaskTarget } from '../client/index.js';
+import { isHttpTarget, type DialectPreference, type TaskTarget } from '../client/index.js';
 import { createMcpTasks, guardStdin, jwtAuth, serveHttp, type McpTasks } from '../server/index.js';
 import { queueExecutor, runWorker, type WorkerHandle } from '../server/worker/index.js';
 import { bridgedRecovery } from './bridgedRecovery.js';
+import { CallAdmission } from './CallAdmission.js';
 import { createProxyServerFactory } from './createProxyServer.js';
 import { createProxyWork } from './createProxyWork.js';
 import { toolRulesOf, type ProxyConfig } from './ProxyConfig.js';
 import { ToolPolicies, type ToolRule } from './toolPolicies.js';
-import { Upstream } from './Upstream.js';
+import { upstreamEnvironment } from './upstreamEnvironment.js';
+import { UpstreamPool } from './UpstreamPool.js';
 
 export interface ProxyOptions {
-  /** The server in front of which tasks are put: a command to spawn (stdio) or a Streamable HTTP URL. */
+  /**
+   * The server in front of which tasks are put: a command to spawn (stdio) or a Streamable HTTP URL. A stdio target
+   * without `env` gets the safe default environment plus `config.upstream.env`, never the gateway's own.
+   */
   upstream: TaskTarget;
   /** The tasks generation spoken to the upstream (default `auto`; SEP-1686 must be named, it has no negotiation). */
   upstreamDialect?: DialectPreference;
@@ -32,7 +37,8 @@ export interface RunningProxy {
   /** Opens the console with its token, when `config.console` is set. */
   consoleUrl?: string;
   tasks: McpTasks;
-  upstream: Upstream;
+  /** The upstream connections, one per caller. */
+  upstreams: UpstreamPool;
   close(): Promise<void>;
 }
 
@@ -43,17 +49,31 @@ const silent: McpTasks['logger'] = { info() {}, warn() {}, error() {} };
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const config = options.config ?? {};
   const logger = options.logger ?? silent;
-  const upstream = await Upstream.connect({
-    target: options.upstream,
+  const { env: envNames, maxConnections, idleMs, connectionWaitMs, ...admission } = config.upstream ?? {};
+  const target =
+    isHttpTarget(options.upstream) || options.upstream.env !== undefined
+      ? options.upstream
+      : { ...options.upstream, env: upstreamEnvironment(envNames ?? []) };
+  const upstreams = await UpstreamPool.connect({
+    target,
     logger,
     ...(config.restart && { restart: config.restart }),
     ...(options.upstreamDialect !== undefined && { dialect: options.upstreamDialect }),
+    ...(maxConnections !== undefined && { maxConnections }),
+    ...(idleMs !== undefined && { idleMs }),
+    ...(connectionWaitMs !== undefined && { connectionWaitMs }),
   });
   const policies = new ToolPolicies(toolRulesOf(config, options.tools ?? []));
-  const info = upstream.serverInfo
-    ? { ...SERVER_INFO, name: `${SERVER_INFO.name} (${upstream.serverInfo.name})` }
+  const info = upstreams.serverInfo
+    ? { ...SERVER_INFO, name: `${SERVER_INFO.name} (${upstreams.serverInfo.name})` }
     : SERVER_INFO;
-  const factory = createProxyServerFactory(upstream, policies, info);
+  let factory;
+  try {
+    factory = createProxyServerFactory(upstreams, policies, info, new CallAdmission(admission));
+  } catch (error) {
+    await upstreams.close();
+    throw error;
+  }
   let worker: WorkerHandle | undefined;
   let tasks: McpTasks;
   try {
@@ -61,7 +81,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     tasks = await createMcpTasks({
       server: factory,
       tools: (name) => policies.policyFor(name),
-      work: (taskEngine, hooks) => createProxyWork(upstream, policies, taskEngine, hooks),
+      work: (taskEngine, hooks) => createProxyWork(upstreams, policies, taskEngine, hooks),
       store: options.store ?? './mcp-tasks.db',
       engine,
       logger,
@@ -83,7 +103,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     if (options.queue) {
       worker = await runWorker({
         server: factory,
-        work: (workerEngine) => createProxyWork(upstream, policies, workerEngine, {}),
+        work: (workerEngine) => createProxyWork(upstreams, policies, workerEngine, {}),
         store: options.store ?? './mcp-tasks.db',
         redisUrl: options.queue.redisUrl,
         engine,
@@ -93,19 +113,19 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       });
     }
   } catch (error) {
-    await upstream.close();
+    await upstreams.close();
     throw error;
   }
   const shutdown = async (closeServing: () => Promise<void>) => {
     await closeServing();
     await worker?.close({ timeoutMs: 0 });
     await tasks.close();
-    await upstream.close();
+    await upstreams.close();
   };
   if (options.serve.kind === 'stdio') {
     const server = tasks.attach(await factory({ era: 'legacy' }));
     await server.connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
-    return { tasks, upstream, close: () => shutdown(() => server.close()) };
+    return { tasks, upstreams, close: () => shutdown(() => server.close()) };
   }
   const http = await serveHttp(tasks, factory, {
     port: options.serve.port ?? 3000,
@@ -121,7 +141,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     url: http.url,
     ...(consoleUrl && { consoleUrl }),
     tasks,
-    upstream,
+    upstreams,
     close: () => shutdown(() => http.close()),
   };
 }

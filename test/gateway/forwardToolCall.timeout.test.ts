@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { forwardToolCall, type Upstream } from '../../src/gateway/index.js';
+import { ConcurrencyGate, forwardToolCall, type Upstream } from '../../src/gateway/index.js';
 
 /**
  * A per-tool `timeoutMs` is a deadline the gateway keeps whatever the garbage collector does. On Node 20,
@@ -38,7 +38,12 @@ describe('forwardToolCall: timeoutMs', () => {
     const call = forwardToolCall(
       silentUpstream(),
       { name: 'slow' },
-      { signal: new AbortController().signal, settings: { timeoutMs: 300 }, asTask: false },
+      {
+        signal: new AbortController().signal,
+        settings: { timeoutMs: 300 },
+        gate: new ConcurrencyGate(),
+        asTask: false,
+      },
     );
     collecting = setInterval(collectGarbage, 20);
     // Without a deadline the call would never end; 10 s is far more than a 300 ms timeout needs, even on a loaded machine.
@@ -54,7 +59,7 @@ describe('forwardToolCall: timeoutMs', () => {
     const call = forwardToolCall(
       silentUpstream(),
       { name: 'slow' },
-      { signal: caller.signal, settings: { timeoutMs: 60_000 }, asTask: false },
+      { signal: caller.signal, settings: { timeoutMs: 60_000 }, gate: new ConcurrencyGate(), asTask: false },
     );
     setTimeout(() => caller.abort(new Error('cancelled by the requestor')), 50);
     await expect(call).rejects.toThrow('cancelled by the requestor');

@@ -7,7 +7,7 @@ import {
   createProxyWork,
   toolRulesOf,
   ToolPolicies,
-  Upstream,
+  UpstreamPool,
 } from '../../src/gateway/index.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
 import { startEverythingHttp, type RunningServer } from '../client/helpers/everything.js';
@@ -21,7 +21,7 @@ import { BASE_HEADERS, messagesOf, normalized, send, type Answer } from '../help
 
 const silent = { info() {}, warn() {}, error() {} };
 let everything: RunningServer;
-let upstream: Upstream;
+let upstream: UpstreamPool;
 let tasks: McpTasks;
 let fast: HttpServerHandle;
 let slow: HttpServerHandle;
@@ -64,7 +64,7 @@ async function both(message: Record<string, unknown>): Promise<{ fast: Answer; s
 
 beforeAll(async () => {
   everything = await startEverythingHttp();
-  upstream = await Upstream.connect({ target: { url: everything.url }, logger: silent });
+  upstream = await UpstreamPool.connect({ target: { url: everything.url }, logger: silent });
   const policies = new ToolPolicies(toolRulesOf({}, []));
   const factory = createProxyServerFactory(upstream, policies, { name: 'mcp-tasks-proxy', version: '0.1.0' });
   tasks = await createMcpTasks({

@@ -58,21 +58,40 @@ export async function startProxyProcess(args: string[], env: Record<string, stri
 }
 
 /** The JSON-RPC messages a wiretapped upstream received, and its pid. */
-export function wiretap(log: string): { pid: number | undefined; messages: Array<Record<string, unknown>> } {
-  if (!existsSync(log)) return { pid: undefined, messages: [] };
+export function wiretap(log: string): {
+  pid: number | undefined;
+  /** Every upstream process started so far (the gateway runs one per caller), oldest first. */
+  pids: number[];
+  messages: Array<Record<string, unknown>>;
+} {
+  if (!existsSync(log)) return { pid: undefined, pids: [], messages: [] };
   const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean);
-  let pid: number | undefined;
+  const pids: number[] = [];
   const messages: Array<Record<string, unknown>> = [];
   for (const line of lines) {
     try {
       const value = JSON.parse(line) as Record<string, unknown>;
-      if (typeof value['pid'] === 'number') pid = value['pid'];
+      if (typeof value['pid'] === 'number') pids.push(value['pid']);
       else messages.push(value);
     } catch {
       // not JSON: skip
     }
   }
-  return { pid, messages };
+  return { pid: pids.at(-1), pids, messages };
+}
+
+/** Kills (SIGKILL) every upstream process of the log that still runs; returns their pids. */
+export function killUpstreams(log: string): number[] {
+  const killed: number[] = [];
+  for (const pid of wiretap(log).pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+      killed.push(pid);
+    } catch {
+      // already gone
+    }
+  }
+  return killed;
 }
 
 export async function until<T>(probe: () => T | undefined | false, timeoutMs = 15_000, what = 'condition'): Promise<T> {
