@@ -230,7 +230,7 @@ export class Upstream {
         this.connecting = undefined;
         if (this.isStdio && this.client === undefined && this.connectedAt > 0) this.scheduleRestart();
         throw new TaskConnectionError(
-          `The upstream server (${this.description}) is unavailable: ${error instanceof Error ? error.message : String(error)}`,
+          `The upstream server (${this.description}) failed to connect: ${error instanceof Error ? error.message : String(error)}`,
           { cause: error },
         );
       },
