@@ -69,16 +69,16 @@ function allowed(from: string, to: string): boolean {
       return ['engine', 'rpc', 'dialects', 'stores', 'executors', 'workflow', 'console'].includes(toTop as string);
     case 'client':
       return to === 'rpc';
-    case 'gateway':
+    case 'proxy':
       // The proxy: an SDK server in front (server runtime), the task client behind, engine types in between.
       return to === 'client' || to === 'server' || to === 'engine';
     case 'console':
       // The operator's view: engine reads and the engine's cancel, below the server that mounts it.
       return to === 'engine';
     case 'cli':
-      // A thin shell over the public API: the client, the server runtime for `worker`, the gateway for `proxy`, the
+      // A thin shell over the public API: the client, the server runtime for `worker`, the proxy for `proxy`, the
       // console for `console` and `get --timeline`.
-      return to === 'client' || to === 'server' || to === 'gateway' || to === 'console';
+      return to === 'client' || to === 'server' || to === 'proxy' || to === 'console';
     case 'index.ts':
     case 'exports':
       // The npm entry points (the root and src/exports/*) pick public names from the layers' entry points.

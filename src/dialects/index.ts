@@ -1,4 +1,4 @@
-export * from './core-2025-11-25/index.js';
-export * from './ext-tasks/index.js';
-export * from './sep-1686/index.js';
+export * from './core20251125/index.js';
+export * from './ext2026/index.js';
+export * from './sep1686/index.js';
 export * from './shared/index.js';

@@ -44,7 +44,7 @@ export interface McpTasksOptions {
   server: ServerFactory;
   /**
    * Task policy per tool name; tools not named here are `forbidden` (plain calls only). A function decides per name
-   * (for tool sets that change, as behind a gateway).
+   * (for tool sets that change, as behind a proxy).
    */
   tools:
     Record<string, TaskSupport | ToolTaskPolicy> | ((toolName: string) => TaskSupport | ToolTaskPolicy | undefined);
@@ -55,7 +55,7 @@ export interface McpTasksOptions {
   freshServerPerTask?: boolean;
   /**
    * The work of every task. Default: an internal call of the original request on an instance from `server`.
-   * A gateway replaces it to forward the request elsewhere; `hooks.onProgress` reaches the requestor.
+   * A proxy replaces it to forward the request elsewhere; `hooks.onProgress` reaches the requestor.
    */
   work?: (engine: TaskEngine, hooks: TaskWorkHooks) => TaskWork;
   /** A TaskStore, or a spec: a SQLite path (default `./mcp-tasks.db`), `memory`, `postgres://…`, `redis://…`. */

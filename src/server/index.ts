@@ -1,4 +1,4 @@
-// The server layer's entry for the other layers (gateway, cli). The npm API is src/index.ts and src/exports/.
+// The server layer's entry for the other layers (proxy, cli). The npm API is src/index.ts and src/exports/.
 // Queue workers are apart (./worker/index.js) so that BullMQ loads only where it is used.
 export * from './auth/index.js';
 export * from './createStore.js';

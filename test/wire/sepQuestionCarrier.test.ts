@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 
 import { describe, expect, it } from 'vitest';
 
-import { SEP_CARRIER_WINDOW_MS } from '../../src/dialects/sep-1686/QuestionCarrier.js';
+import { SEP_CARRIER_WINDOW_MS } from '../../src/dialects/sep1686/QuestionCarrier.js';
 import { HttpFixture, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
 import { logged, loggedTasks } from '../helpers/stepLog.js';
 import { workflowEnvironment } from '../helpers/workflowWire.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 
 import { HttpFixture, ModernPeer, eventually, type HttpPeer, type Message } from '../helpers/rawWire.js';
-import { SEP_CARRIER_WINDOW_MS } from '../../src/dialects/sep-1686/QuestionCarrier.js';
+import { SEP_CARRIER_WINDOW_MS } from '../../src/dialects/sep1686/QuestionCarrier.js';
 import { logged, loggedTasks } from '../helpers/stepLog.js';
 import { WORKFLOW_STORES, kill9, onFixture, workflowEnvironment } from '../helpers/workflowWire.js';
 

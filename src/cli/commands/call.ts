@@ -40,7 +40,7 @@ export async function runCall(
   try {
     if (options.validate !== false) {
       // A misspelt argument would otherwise be dropped or refused by the server only after a task was made.
-      // A server that cannot list its tools (a gateway whose upstream is down) still gets the call, which says why.
+      // A server that cannot list its tools (a proxy whose upstream is down) still gets the call, which says why.
       const tools = await client.listTools().catch(() => []);
       const known = tools.find((candidate) => candidate.name === tool);
       if (known !== undefined) checkArguments(tool, known.inputSchema, args);

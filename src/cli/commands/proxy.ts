@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 
 import type { DialectPreference, TaskTarget } from '../../client/index.js';
-import { parseProxyConfig, parseToolsOption, startProxy, type ProxyConfig } from '../../gateway/index.js';
+import { parseProxyConfig, parseToolsOption, startProxy, type ProxyConfig } from '../../proxy/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
 import { terminalSafeJson, visibleLine } from '../sanitize.js';
@@ -53,7 +53,7 @@ function upstreamOf(options: ProxyCommandOptions, server: string[] | undefined):
     throw new UsageError('Say which server to front: --upstream <url>, or -- <command...> to start one over stdio');
   if (options.upstreamHeader.length > 0) throw new UsageError('--upstream-header needs --upstream <url>');
   const [command, ...args] = server as [string, ...string[]];
-  // No env here: the gateway gives the child the safe default set plus what --upstream-env names.
+  // No env here: the proxy gives the child the safe default set plus what --upstream-env names.
   return { command, args, stderr: 'inherit' };
 }
 

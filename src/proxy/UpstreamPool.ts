@@ -79,7 +79,7 @@ export class UpstreamPool {
     }
   }
 
-  /** Connects once to learn what the upstream serves (the gateway advertises the same); that connection is kept. */
+  /** Connects once to learn what the upstream serves (the proxy advertises the same); that connection is kept. */
   static async connect(options: UpstreamPoolOptions): Promise<UpstreamPool> {
     const pool = new UpstreamPool(options);
     const first = await Upstream.connect(options);
@@ -96,11 +96,11 @@ export class UpstreamPool {
 
   /** The caller's own connection, opened on first use; hold the lease for as long as the call is under way. */
   async acquire(key: string): Promise<UpstreamLease> {
-    if (this.closing) throw new TaskConnectionError('The gateway is shutting down');
+    if (this.closing) throw new TaskConnectionError('The proxy is shutting down');
     let entry = this.entries.get(key);
     if (!entry) {
       await this.makeRoom();
-      if (this.closing) throw new TaskConnectionError('The gateway is shutting down');
+      if (this.closing) throw new TaskConnectionError('The proxy is shutting down');
       entry = this.entries.get(key) ?? this.open(key);
     }
     const held = entry;

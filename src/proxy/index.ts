@@ -1,4 +1,4 @@
-// The gateway: durable tasks in front of any MCP server (`mcp-tasks proxy`).
+// The proxy: durable tasks in front of any MCP server (`mcp-tasks proxy`).
 export { createProxyServerFactory } from './createProxyServer.js';
 export { createProxyWork, upstreamTaskOf, UPSTREAM_TASK_META } from './createProxyWork.js';
 export { bridgedRecovery } from './bridgedRecovery.js';
@@ -9,7 +9,7 @@ export {
   globToRegExp,
   parseToolsOption,
   ToolPolicies,
-  type GatewayToolSettings,
+  type ProxyToolSettings,
   type ToolRule,
 } from './toolPolicies.js';
 export { Upstream, type UpstreamOptions } from './Upstream.js';

@@ -47,7 +47,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * One JSON-RPC request to a Streamable HTTP upstream over node:http with a keep-alive agent, on the session the SDK
- * client opened: the per-call cost of the gateway's hop stays small (no fetch, web streams or schema parse of the
+ * client opened: the per-call cost of the proxy's hop stays small (no fetch, web streams or schema parse of the
  * answer, which is forwarded as it came). The answer may be JSON or an SSE stream, which can carry the call's
  * progress, other notifications and the server's own requests before the response.
  */

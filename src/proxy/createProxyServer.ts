@@ -32,7 +32,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The capabilities the gateway serves: the upstream's, without its own tasks (the gateway serves those). */
+/** The capabilities the proxy serves: the upstream's, without its own tasks (the proxy serves those). */
 function servedCapabilities(upstream: Record<string, unknown>): Record<string, unknown> {
   const served: Record<string, unknown> = { tools: { listChanged: true } };
   for (const key of ['resources', 'prompts', 'completions', 'logging'])
@@ -43,7 +43,7 @@ function servedCapabilities(upstream: Record<string, unknown>): Record<string, u
 type HandlerContext = { sessionId?: string; http?: { authInfo?: AuthInfoLike }; mcpReq: { signal: AbortSignal } };
 
 /**
- * The gateway's face: a low-level SDK server whose handlers forward to the upstream, each caller over its own upstream
+ * The proxy's face: a low-level SDK server whose handlers forward to the upstream, each caller over its own upstream
  * connection (UpstreamPool), so an upstream's questions, logs and resource updates reach only the caller whose
  * connection they came on. The tasks runtime wraps it like any author's server, so task-augmented calls become
  * durable tasks (whose work forwards the call too, see createProxyWork) and everything else passes straight through,
@@ -91,7 +91,7 @@ export function createProxyServerFactory(
 
     server.setRequestHandler('tools/list', async (request, ctx) => {
       const result = await forward('tools/list', request.params, ctx);
-      // The upstream's own task support is not the gateway's: the runtime declares the gateway's per policy.
+      // The upstream's own task support is not the proxy's: the runtime declares the proxy's per policy.
       const tools = Array.isArray(result['tools']) ? result['tools'] : [];
       return {
         ...result,

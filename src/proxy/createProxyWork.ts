@@ -5,14 +5,14 @@ import type { ToolPolicies } from './toolPolicies.js';
 import type { UpstreamPool } from './UpstreamPool.js';
 import { ErrorCodes } from '../protocol/index.js';
 
-/** Where a gateway task keeps the upstream's own task it follows. */
+/** Where a proxy task keeps the upstream's own task it follows. */
 export const UPSTREAM_TASK_META = 'upstreamTask';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The upstream task a gateway task was following when its process stopped. */
+/** The upstream task a proxy task was following when its process stopped. */
 export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {
   const ref = task.meta[UPSTREAM_TASK_META];
   if (!isObject(ref) || typeof ref['taskId'] !== 'string') return undefined;
@@ -23,9 +23,9 @@ export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {
 }
 
 /**
- * The work of a gateway task: the original `tools/call` forwarded to the upstream. Upstream progress reaches the
+ * The work of a proxy task: the original `tools/call` forwarded to the upstream. Upstream progress reaches the
  * requestor and becomes the statusMessage, upstream questions become the task's input requests, and an upstream task
- * is remembered on the task (durably, before it is followed) so a restarted gateway follows it instead of calling
+ * is remembered on the task (durably, before it is followed) so a restarted proxy follows it instead of calling
  * again.
  */
 export function createProxyWork(
@@ -40,7 +40,7 @@ export function createProxyWork(
     if (task.request.method !== 'tools/call' || typeof params['name'] !== 'string') {
       return {
         kind: 'error',
-        error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `The gateway runs only tools/call as a task` },
+        error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `The proxy runs only tools/call as a task` },
       };
     }
     const name = params['name'];

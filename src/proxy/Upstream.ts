@@ -36,7 +36,7 @@ export type UpstreamNotification = { method: string; params?: Record<string, unk
 const HEALTHY_MS = 10_000;
 
 /**
- * One connection of the gateway to the server it fronts, over the project's TaskClient (so the upstream's own tasks
+ * One connection of the proxy to the server it fronts, over the project's TaskClient (so the upstream's own tasks
  * are driven in whichever generation it speaks). A stdio upstream that exits is restarted with backoff; an HTTP
  * upstream is reconnected on the next call. Questions the upstream asks are routed to the call they belong to, and
  * its notifications to the listeners (the pool, which serves one caller per connection).
@@ -55,7 +55,7 @@ export class Upstream {
   private readonly sessions = new Map<string, { client: Promise<TaskClient>; users: number }>();
   /** Tool calls to an HTTP upstream on a 2025-era session skip the SDK client's machinery (see DirectHttpCall). */
   private readonly direct: DirectHttpCall | undefined;
-  /** What the upstream declared at the first connection; the gateway advertises the same. */
+  /** What the upstream declared at the first connection; the proxy advertises the same. */
   capabilities: Record<string, unknown> = {};
   serverInfo: { name: string; version: string } | undefined;
 
@@ -83,7 +83,7 @@ export class Upstream {
 
   /** A connected client, waiting for a restart in progress. Throws TaskConnectionError when the upstream is down. */
   async current(): Promise<TaskClient> {
-    if (this.closing) throw new TaskConnectionError('The gateway is shutting down');
+    if (this.closing) throw new TaskConnectionError('The proxy is shutting down');
     if (this.client) return this.client;
     if (this.connecting) return this.connecting;
     clearTimeout(this.restartTimer);
@@ -172,7 +172,7 @@ export class Upstream {
   }
 
   /**
-   * A client on a given upstream session, for following a task bound to it after a restart of the gateway: the
+   * A client on a given upstream session, for following a task bound to it after a restart of the proxy: the
    * current connection when it is that session, else one resumed for it (released with the returned function).
    */
   async onSession(sessionId: string | undefined): Promise<{ client: TaskClient; release(): void }> {
@@ -221,7 +221,7 @@ export class Upstream {
         this.connecting = undefined;
         if (this.closing) {
           void client.close();
-          throw new TaskConnectionError('The gateway is shutting down');
+          throw new TaskConnectionError('The proxy is shutting down');
         }
         this.adopt(client);
         return client;

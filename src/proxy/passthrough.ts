@@ -11,7 +11,7 @@ export interface UpstreamRequestOptions {
 }
 
 /**
- * A result schema (Standard Schema) that accepts any object unchanged: the gateway forwards results as the upstream
+ * A result schema (Standard Schema) that accepts any object unchanged: the proxy forwards results as the upstream
  * sent them instead of the SDK's parsed and reshaped view.
  */
 export const PASSTHROUGH = {

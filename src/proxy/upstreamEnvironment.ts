@@ -5,7 +5,7 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
  * The environment of a stdio upstream: the SDK's safe subset (HOME, PATH, USER, …) plus the variables the operator
- * names, never the gateway's own (its console token, store URLs with passwords, cloud credentials). A named variable
+ * names, never the proxy's own (its console token, store URLs with passwords, cloud credentials). A named variable
  * that is not set is left out.
  */
 export function upstreamEnvironment(

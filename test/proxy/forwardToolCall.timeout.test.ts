@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { ConcurrencyGate, forwardToolCall, type Upstream } from '../../src/gateway/index.js';
+import { ConcurrencyGate, forwardToolCall, type Upstream } from '../../src/proxy/index.js';
 
 /**
  * A per-tool `timeoutMs` is a deadline the gateway keeps whatever the garbage collector does. On Node 20,

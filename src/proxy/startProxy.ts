@@ -15,7 +15,7 @@ import { UpstreamPool } from './UpstreamPool.js';
 export interface ProxyOptions {
   /**
    * The server in front of which tasks are put: a command to spawn (stdio) or a Streamable HTTP URL. A stdio target
-   * without `env` gets the safe default environment plus `config.upstream.env`, never the gateway's own.
+   * without `env` gets the safe default environment plus `config.upstream.env`, never the proxy's own.
    */
   upstream: TaskTarget;
   /** The tasks generation spoken to the upstream (default `auto`; SEP-1686 must be named, it has no negotiation). */
@@ -24,7 +24,7 @@ export interface ProxyOptions {
   serve: { kind: 'http'; port?: number; host?: string } | { kind: 'stdio' };
   /** Task store spec (SQLite path, `memory`, `postgres://…`, `redis://…`). Default `./mcp-tasks.db`. */
   store?: string;
-  /** With Redis, tasks go on a BullMQ queue and every gateway (this one too) runs queued tasks. */
+  /** With Redis, tasks go on a BullMQ queue and every proxy (this one too) runs queued tasks. */
   queue?: { redisUrl: string; queueName?: string; workerConcurrency?: number };
   /** From `--tools`; applied after the config file's rules. */
   tools?: ToolRule[];
@@ -45,7 +45,7 @@ export interface RunningProxy {
 const SERVER_INFO = { name: 'mcp-tasks-proxy', version: '0.1.0' };
 const silent: McpTasks['logger'] = { info() {}, warn() {}, error() {} };
 
-/** Starts a gateway: connects the upstream, opens the store, recovers tasks and serves. */
+/** Starts a proxy: connects the upstream, opens the store, recovers tasks and serves. */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const config = options.config ?? {};
   const logger = options.logger ?? silent;
@@ -130,7 +130,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
   const http = await serveHttp(tasks, factory, {
     port: options.serve.port ?? 3000,
     host: options.serve.host ?? '127.0.0.1',
-    // The gateway's handlers never read `ctx.http.req`.
+    // The proxy's handlers never read `ctx.http.req`.
     fastPath: { webRequest: false },
     ...config.http,
     ...(config.auth?.jwt && jwtAuth(config.auth.jwt)),

@@ -1,11 +1,11 @@
 import type { JwtAuthOptions, McpTasksOptions, RateLimit, TasksHttpHandlerOptions } from '../server/index.js';
 import type { CallAdmissionOptions } from './CallAdmission.js';
-import type { GatewayToolSettings, ToolRule } from './toolPolicies.js';
+import type { ProxyToolSettings, ToolRule } from './toolPolicies.js';
 import type { UpstreamPoolOptions } from './UpstreamPool.js';
 
 /** The `--config` file: per-tool settings by glob, and the library's limit, auth and engine options. */
 export interface ProxyConfig {
-  tools?: Record<string, GatewayToolSettings>;
+  tools?: Record<string, ProxyToolSettings>;
   limits?: McpTasksOptions['limits'];
   rateLimit?: RateLimit | false;
   bindToSession?: boolean;

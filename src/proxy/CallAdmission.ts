@@ -16,7 +16,7 @@ export const DEFAULT_CALL_ADMISSION = {
   maxWaitMs: 30_000,
 } as const satisfies Required<CallAdmissionOptions>;
 
-/** A plain call the gateway will not forward now: the caller has too much under way. */
+/** A plain call the proxy will not forward now: the caller has too much under way. */
 export class CallRefusedError extends Error {
   readonly limit = 'upstream_calls';
   constructor(

@@ -8,7 +8,7 @@ import {
   toolRulesOf,
   ToolPolicies,
   UpstreamPool,
-} from '../../src/gateway/index.js';
+} from '../../src/proxy/index.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
 import { startEverythingHttp, type RunningServer } from '../client/helpers/everything.js';
 import { BASE_HEADERS, messagesOf, normalized, send, type Answer } from '../helpers/httpExchange.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { CallAdmission, CallRefusedError } from '../../src/gateway/index.js';
+import { CallAdmission, CallRefusedError } from '../../src/proxy/index.js';
 
 /** Plain calls the gateway forwards at once: bounded per caller and in all, a short queue, then a clear refusal. */
 describe('CallAdmission', () => {

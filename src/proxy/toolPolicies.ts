@@ -2,8 +2,8 @@ import type { ToolTaskPolicy } from '../server/index.js';
 
 export type TaskSupport = ToolTaskPolicy['taskSupport'];
 
-/** Settings of the tools a glob matches; the gateway's own settings (timeout, concurrency) sit next to the task policy. */
-export interface GatewayToolSettings extends Partial<ToolTaskPolicy> {
+/** Settings of the tools a glob matches; the proxy's own settings (timeout, concurrency) sit next to the task policy. */
+export interface ProxyToolSettings extends Partial<ToolTaskPolicy> {
   /** The upstream call is cancelled and the call (or task) fails after this long. Default: no limit. */
   timeoutMs?: number;
   /** Calls of the tool forwarded to the upstream at once; more wait their turn. Default: no limit. */
@@ -12,7 +12,7 @@ export interface GatewayToolSettings extends Partial<ToolTaskPolicy> {
 
 export interface ToolRule {
   glob: string;
-  settings: GatewayToolSettings;
+  settings: ProxyToolSettings;
 }
 
 const SUPPORT = new Set<TaskSupport>(['forbidden', 'optional', 'required']);
@@ -48,17 +48,17 @@ export function parseToolsOption(spec: string): ToolRule[] {
  * `*=optional,deploy_*=required` reads as it is written. `taskSupport` defaults to `optional`.
  */
 export class ToolPolicies {
-  private readonly compiled: Array<{ pattern: RegExp; settings: GatewayToolSettings }>;
-  private readonly cache = new Map<string, GatewayToolSettings & { taskSupport: TaskSupport }>();
+  private readonly compiled: Array<{ pattern: RegExp; settings: ProxyToolSettings }>;
+  private readonly cache = new Map<string, ProxyToolSettings & { taskSupport: TaskSupport }>();
 
   constructor(rules: ToolRule[]) {
     this.compiled = rules.map((rule) => ({ pattern: globToRegExp(rule.glob), settings: rule.settings }));
   }
 
-  settingsFor(toolName: string): GatewayToolSettings & { taskSupport: TaskSupport } {
+  settingsFor(toolName: string): ProxyToolSettings & { taskSupport: TaskSupport } {
     const cached = this.cache.get(toolName);
     if (cached) return cached;
-    let settings: GatewayToolSettings & { taskSupport: TaskSupport } = { taskSupport: 'optional' };
+    let settings: ProxyToolSettings & { taskSupport: TaskSupport } = { taskSupport: 'optional' };
     for (const rule of this.compiled) if (rule.pattern.test(toolName)) settings = { ...settings, ...rule.settings };
     // The set of names is the upstream's tools (plus whatever callers try); keep the cache bounded all the same.
     if (this.cache.size >= 10_000) this.cache.clear();

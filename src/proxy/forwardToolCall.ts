@@ -7,7 +7,7 @@ import {
   type TaskOutcome as ClientOutcome,
 } from '../client/index.js';
 import type { RpcError } from './passthrough.js';
-import type { GatewayToolSettings } from './toolPolicies.js';
+import type { ProxyToolSettings } from './toolPolicies.js';
 import type { InputAnswer, InputRequest } from './InputRoute.js';
 import type { Upstream } from './Upstream.js';
 import type { ConcurrencyGate } from './ConcurrencyGate.js';
@@ -17,7 +17,7 @@ import { ErrorCodes } from '../protocol/index.js';
 
 export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: RpcError };
 
-/** The upstream's own task a call follows, kept on the gateway's task so a restarted gateway follows it again. */
+/** The upstream's own task a call follows, kept on the proxy's task so a restarted proxy follows it again. */
 export interface UpstreamTaskRef {
   taskId: string;
   /** The upstream's HTTP session, for upstreams whose tasks belong to the session that created them. */
@@ -26,16 +26,16 @@ export interface UpstreamTaskRef {
 
 export interface ForwardHooks {
   signal: AbortSignal;
-  settings: GatewayToolSettings;
+  settings: ProxyToolSettings;
   /** Where the tool's `concurrency` is counted: one gate for the whole upstream, whichever connection calls it. */
   gate: ConcurrencyGate;
-  /** Run as the upstream's own task where the upstream tool allows it (the gateway's tasks do). */
+  /** Run as the upstream's own task where the upstream tool allows it (the proxy's tasks do). */
   asTask: boolean;
   requestInput?(request: InputRequest): Promise<InputAnswer>;
   onProgress?(progress: { progress: number; total?: number; message?: string }): void;
   /** A status message of the upstream's own task. */
   onStatus?(message: string): void;
-  /** The upstream task this call followed before a restart of the gateway. */
+  /** The upstream task this call followed before a restart of the proxy. */
   resume?: UpstreamTaskRef;
   /** Called once the upstream accepted its own task, before it is followed. */
   onUpstreamTask?(ref: UpstreamTaskRef): Promise<void>;
@@ -94,7 +94,7 @@ async function forwardOnce(
   if (hooks.resume) return followUpstreamTask(upstream, params, hooks, hooks.resume);
   const support = (await upstream.tool(params.name))?.execution?.taskSupport;
   // The 2026 extension has no per-tool declaration: the server decides per call, so every call may become one.
-  // SEP-1686 has none either: the requestor asks, so a task of the gateway asks the upstream for one.
+  // SEP-1686 has none either: the requestor asks, so a task of the proxy asks the upstream for one.
   if (
     support === 'required' ||
     ((support === 'optional' || upstream.requestorChosenTasks) && hooks.asTask) ||

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { startProxyProcess, type ProxyProcess } from '../gateway/helpers/proxyProcess.js';
+import { startProxyProcess, type ProxyProcess } from '../proxy/helpers/proxyProcess.js';
 import { HttpFixture, HttpPeer, ROOT, eventually } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import { OtlpReceiver, type ReceivedSpan } from './otlpReceiver.js';
