@@ -5,13 +5,7 @@ export { bridgedRecovery } from './bridgedRecovery.js';
 export { forwardToolCall, type CallOutcome, type ForwardHooks, type UpstreamTaskRef } from './forwardToolCall.js';
 export { parseProxyConfig, toolRulesOf, type ProxyConfig, type UpstreamSettings } from './ProxyConfig.js';
 export { startProxy, type ProxyOptions, type RunningProxy } from './startProxy.js';
-export {
-  globToRegExp,
-  parseToolsOption,
-  ToolPolicies,
-  type ProxyToolSettings,
-  type ToolRule,
-} from './toolPolicies.js';
+export { globToRegExp, parseToolsOption, ToolPolicies, type ProxyToolSettings, type ToolRule } from './toolPolicies.js';
 export { Upstream, type UpstreamOptions } from './Upstream.js';
 export { UpstreamPool, UpstreamBusyError, type UpstreamLease, type UpstreamPoolOptions } from './UpstreamPool.js';
 export { CallAdmission, CallRefusedError, type CallAdmissionOptions } from './CallAdmission.js';
