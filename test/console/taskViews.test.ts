@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { detailOf, summaryOf } from '../../src/console/taskViews.js';
-import { reportProgress } from '../../src/engine/transitions.js';
+import { reportProgress } from '../../src/engine/record/transitions.js';
 import { makeRecord } from '../helpers/records.js';
 
 describe('the console’s task views', () => {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { TaskLimitError, TaskNotFoundError, type TaskEngine, type TaskRequest } from '../../src/engine/index.js';
-import { TOTAL_BYTES_READ_MS } from '../../src/engine/FetchedEviction.js';
+import { TOTAL_BYTES_READ_MS } from '../../src/engine/core/FetchedEviction.js';
 import { eachStore } from '../stores/eachStore.js';
 import { ManualClock, startEngine } from '../helpers/engines.js';
 

@@ -7,7 +7,7 @@ import {
   TaskTerminalError,
 } from '../../src/engine/index.js';
 import type { TaskRecord } from '../../src/engine/index.js';
-import * as lifecycle from '../../src/engine/transitions.js';
+import * as lifecycle from '../../src/engine/record/transitions.js';
 import { makeRecord } from '../helpers/records.js';
 
 // The lifecycle as record → record functions, with no store: every input is deeply frozen, so a function that edits

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { StaleLeaseError, type TaskRecord } from '../../src/engine/index.js';
-import * as offers from '../../src/engine/offers.js';
-import * as lifecycle from '../../src/engine/transitions.js';
+import * as offers from '../../src/engine/core/offers.js';
+import * as lifecycle from '../../src/engine/record/transitions.js';
 import { makeRecord } from '../helpers/records.js';
 
 // Standing offers as record → record functions on deeply frozen records (a function editing its argument throws).

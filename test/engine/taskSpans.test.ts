@@ -2,9 +2,9 @@ import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { silentLogger } from '../../src/engine/EngineHooks.js';
-import type { TaskRecord } from '../../src/engine/TaskRecord.js';
-import { TaskSpans } from '../../src/engine/TaskSpans.js';
+import { silentLogger } from '../../src/engine/contracts/EngineHooks.js';
+import type { TaskRecord } from '../../src/engine/record/TaskRecord.js';
+import { TaskSpans } from '../../src/engine/tracing/TaskSpans.js';
 import { makeRecord } from '../helpers/records.js';
 
 describe('TaskSpans', () => {

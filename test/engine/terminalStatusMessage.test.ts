@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { deepFreeze, type TaskRecord } from '../../src/engine/index.js';
-import * as lifecycle from '../../src/engine/transitions.js';
+import * as lifecycle from '../../src/engine/record/transitions.js';
 import { makeRecord } from '../helpers/records.js';
 
 const NOW = 1_750_000_000_000;

@@ -1,4 +1,4 @@
-// Crash recovery of durable workflow tasks counts only runs lost without progress (src/engine/RecoveryPolicy.ts): a
+// Crash recovery of durable workflow tasks counts only runs lost without progress (src/engine/core/RecoveryPolicy.ts): a
 // real fixture server on SQLite, killed with SIGKILL again and again, restarted on the same file.
 import { join } from 'node:path';
 

@@ -1,9 +1,14 @@
-import { jsonBytes } from './jsonBytes.js';
-import { nestsDeeperThan } from './jsonDepth.js';
-import { TaskLimitError, TaskTooDeepError, TaskTooLargeError } from './TaskError.js';
-import { INTERNAL_ERROR_CODE, type RetentionPolicy, type RetentionRequest, type TaskOutcome } from './TaskRecord.js';
-import type { OwnerLimitKind } from './TaskStore.js';
-import { DEFAULT_TIMELINE_MAX_ENTRIES } from './TaskTimeline.js';
+import { jsonBytes } from '../util/jsonBytes.js';
+import { nestsDeeperThan } from '../util/jsonDepth.js';
+import { TaskLimitError, TaskTooDeepError, TaskTooLargeError } from '../record/TaskError.js';
+import {
+  INTERNAL_ERROR_CODE,
+  type RetentionPolicy,
+  type RetentionRequest,
+  type TaskOutcome,
+} from '../record/TaskRecord.js';
+import type { OwnerLimitKind } from '../contracts/TaskStore.js';
+import { DEFAULT_TIMELINE_MAX_ENTRIES } from '../record/TaskTimeline.js';
 
 /** Documented limits and their defaults (see docs/limits.md). */
 export interface EngineLimits {

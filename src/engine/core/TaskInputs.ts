@@ -1,13 +1,13 @@
-import type { Clock } from './Clock.js';
+import type { Clock } from '../contracts/Clock.js';
 import { checkDepth, checkSize, type EngineLimits } from './EngineLimits.js';
 import * as offers from './offers.js';
 import type { TaskAccess } from './TaskAccess.js';
-import { TaskNotFoundError } from './TaskError.js';
+import { TaskNotFoundError } from '../record/TaskError.js';
 import type { RunHandover, TaskMaintenance } from './TaskMaintenance.js';
-import type { InputAnswer, TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
-import * as transitions from './transitions.js';
-import type { InputRequest } from './transitions.js';
+import type { InputAnswer, TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
+import * as transitions from '../record/transitions.js';
+import type { InputRequest } from '../record/transitions.js';
 
 /**
  * What the work asks of its requestor and how it waits for it: input requests, suspension and parking (durable

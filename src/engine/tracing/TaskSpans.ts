@@ -1,11 +1,11 @@
-import type { TaskChange } from './TaskChange.js';
+import type { TaskChange } from '../record/TaskChange.js';
 import { randomUUID } from 'node:crypto';
 
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 
-import type { EngineLogger } from './EngineHooks.js';
-import type { TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
+import type { EngineLogger } from '../contracts/EngineHooks.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
 import { storedTraceContext, taskAttributes, TRACE_CONTEXT_META, TRACER } from './taskTracing.js';
 
 /** Most task spans one process keeps open; the oldest is handed over (below) when a new task needs room. */

@@ -1,5 +1,5 @@
-import type { Clock } from './Clock.js';
-import type { StepJournalStore, WakeEntry } from './StepJournalStore.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { StepJournalStore, WakeEntry } from '../contracts/StepJournalStore.js';
 
 /**
  * Turns the store's durable timers into runs: every `intervalMs` it reads the timers due within the next interval

@@ -1,9 +1,9 @@
 import type { StepJournalStore } from './StepJournalStore.js';
 import type { TaskBrowseStore } from './TaskBrowseStore.js';
-import type { TaskChange } from './TaskChange.js';
+import type { TaskChange } from '../record/TaskChange.js';
 import type { TaskEventBus } from './TaskEventBus.js';
-import type { TaskRecord } from './TaskRecord.js';
-import type { TaskTimelineStore, TimelineEntry } from './TaskTimeline.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import type { TaskTimelineStore, TimelineEntry } from '../record/TaskTimeline.js';
 
 /** A keyset position in an owner's list: newest first, ties broken by task id. */
 export interface ListPosition {

@@ -1,6 +1,6 @@
-import { StaleLeaseError } from './StepJournal.js';
-import type { InputAnswer, StandingOffer, TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
+import { StaleLeaseError } from '../run/StepJournal.js';
+import type { InputAnswer, StandingOffer, TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
 
 /**
  * Standing offers (`step.offer`) as pure record → record functions, in the style of transitions.ts: an offer is added

@@ -1,5 +1,5 @@
-import type { TaskRecord } from './TaskRecord.js';
-import type { TaskStatus } from './TaskStatus.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import type { TaskStatus } from '../record/TaskStatus.js';
 
 /** A keyset position across owners: newest first, ties broken by task id (the shape of the store's ListPosition). */
 export interface BrowsePosition {

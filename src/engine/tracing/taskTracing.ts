@@ -1,7 +1,7 @@
 import { context, propagation, ROOT_CONTEXT, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 
-import type { TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
 
 /**
  * OpenTelemetry spans of a task, through `@opentelemetry/api` only: without a registered SDK every call is a no-op.

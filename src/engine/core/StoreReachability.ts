@@ -1,4 +1,4 @@
-import type { Clock } from './Clock.js';
+import type { Clock } from '../contracts/Clock.js';
 
 /**
  * When this process last found the store failing or slow to answer (slower than a lease renewal tick). A lease that

@@ -1,4 +1,4 @@
-import type { TaskEventBus } from './TaskEventBus.js';
+import type { TaskEventBus } from '../contracts/TaskEventBus.js';
 
 /**
  * A task's events heard from a moment on, kept as the newest version they named. Begun before a read of the task, it

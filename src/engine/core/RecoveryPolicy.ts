@@ -1,4 +1,4 @@
-import type { TaskRecord } from './TaskRecord.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
 
 export type RecoveryDecision = { action: 'fail'; statusMessage: string } | { action: 'rerun' };
 

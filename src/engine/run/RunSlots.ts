@@ -1,4 +1,4 @@
-import type { TaskRecord } from './TaskRecord.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
 
 /** Per-tool limits on tasks running at once: by tool name, or a lookup. */
 export type ToolConcurrency = Readonly<Record<string, number>> | ((toolName: string) => number | undefined);

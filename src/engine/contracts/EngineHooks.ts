@@ -1,4 +1,4 @@
-import type { TaskRecord } from './TaskRecord.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
 
 /** Where the engine logs (pino-shaped: fields first). */
 export interface EngineLogger {

@@ -1,10 +1,10 @@
-import { silentLogger, type EngineLogger } from './EngineHooks.js';
-import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from './Executor.js';
-import { INTERNAL_ERROR_CODE, type ReportedStatus, type TaskOutcome, type TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
-import { RunSpan } from './taskTracing.js';
-import { watchTask, type TaskWatch } from './TaskWatch.js';
-import { superseded } from './transitions.js';
+import { silentLogger, type EngineLogger } from '../contracts/EngineHooks.js';
+import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from '../contracts/Executor.js';
+import { INTERNAL_ERROR_CODE, type ReportedStatus, type TaskOutcome, type TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
+import { RunSpan } from '../tracing/taskTracing.js';
+import { watchTask, type TaskWatch } from '../core/TaskWatch.js';
+import { superseded } from '../record/transitions.js';
 
 /** The reason a run stopped without reporting an outcome. */
 export class TaskRunAbortedError extends Error {

@@ -1,9 +1,9 @@
-import type { Clock } from './Clock.js';
-import type { EngineLogger } from './EngineHooks.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { EngineLogger } from '../contracts/EngineHooks.js';
 import { limitError, type EngineLimits } from './EngineLimits.js';
 import type { TaskAccess } from './TaskAccess.js';
-import type { TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
 
 /** How long a read of every owner's stored bytes stands for the total byte cap. */
 export const TOTAL_BYTES_READ_MS = 1000;

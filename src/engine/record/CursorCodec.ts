@@ -1,7 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 import { InvalidCursorError } from './TaskError.js';
-import type { ListPosition } from './TaskStore.js';
+import type { ListPosition } from '../contracts/TaskStore.js';
 
 const MAC_BYTES = 16;
 

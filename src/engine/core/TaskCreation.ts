@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { Clock } from './Clock.js';
-import type { EngineLogger } from './EngineHooks.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { EngineLogger } from '../contracts/EngineHooks.js';
 import {
   checkActiveLimit,
   checkDepth,
@@ -10,16 +10,16 @@ import {
   limitError,
   type EngineLimits,
 } from './EngineLimits.js';
-import type { Executor } from './Executor.js';
+import type { Executor } from '../contracts/Executor.js';
 import type { FetchedEviction } from './FetchedEviction.js';
-import { stableJson } from './stableJson.js';
+import { stableJson } from '../util/stableJson.js';
 import { CREATE_WAIT_MS } from './storeWait.js';
 import type { TaskAccess } from './TaskAccess.js';
-import { StoreUnavailableError, TaskConflictError } from './TaskError.js';
-import type { RetentionRequest, TaskRecord, TaskRequest } from './TaskRecord.js';
-import type { TaskSpans } from './TaskSpans.js';
-import type { InsertAlong, InsertResult, OwnerLimits } from './TaskStore.js';
-import { isExpired } from './transitions.js';
+import { StoreUnavailableError, TaskConflictError } from '../record/TaskError.js';
+import type { RetentionRequest, TaskRecord, TaskRequest } from '../record/TaskRecord.js';
+import type { TaskSpans } from '../tracing/TaskSpans.js';
+import type { InsertAlong, InsertResult, OwnerLimits } from '../contracts/TaskStore.js';
+import { isExpired } from '../record/transitions.js';
 
 export interface CreateTaskInput {
   owner: string;

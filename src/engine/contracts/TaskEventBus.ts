@@ -1,5 +1,5 @@
-import { decodeTaskEvent } from './taskEventPayload.js';
-import type { TaskChange } from './TaskChange.js';
+import { decodeTaskEvent } from '../record/taskEventPayload.js';
+import type { TaskChange } from '../record/TaskChange.js';
 
 export type TaskEventListener = (change?: TaskChange) => void;
 

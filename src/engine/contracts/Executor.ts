@@ -1,4 +1,4 @@
-import type { TaskChange } from './TaskChange.js';
+import type { TaskChange } from '../record/TaskChange.js';
 import type { WakeEntry } from './StepJournalStore.js';
 import type {
   InputAnswer,
@@ -7,7 +7,7 @@ import type {
   ReportedStatus,
   TaskOutcome,
   TaskRecord,
-} from './TaskRecord.js';
+} from '../record/TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
 
 /** What a running task's work can do besides returning its outcome. */

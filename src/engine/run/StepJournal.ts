@@ -1,5 +1,5 @@
-import { systemClock, type Clock } from './Clock.js';
-import type { SerializedError, StepJournalStore, StepRow } from './StepJournalStore.js';
+import { systemClock, type Clock } from '../contracts/Clock.js';
+import type { SerializedError, StepJournalStore, StepRow } from '../contracts/StepJournalStore.js';
 
 /**
  * The attempt that wrote to the journal is no longer the task's latest: a newer runner took the task over (its lease

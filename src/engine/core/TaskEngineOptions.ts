@@ -1,10 +1,10 @@
-import type { Clock } from './Clock.js';
-import type { EngineLogger, TaskLifecycleEvent } from './EngineHooks.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { EngineLogger, TaskLifecycleEvent } from '../contracts/EngineHooks.js';
 import type { EngineLimits } from './EngineLimits.js';
-import type { Executor } from './Executor.js';
+import type { Executor } from '../contracts/Executor.js';
 import type { RecoveryPolicy } from './RecoveryPolicy.js';
-import type { TaskRecord } from './TaskRecord.js';
-import type { TaskStore } from './TaskStore.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import type { TaskStore } from '../contracts/TaskStore.js';
 
 /**
  * The default lease. An in-process executor leases every task it holds, queued ones included, and each renewal

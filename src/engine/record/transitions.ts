@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 
-import { hasOfferAnswer, openOfferKeys, withOfferAnswers } from './offers.js';
+import { hasOfferAnswer, openOfferKeys, withOfferAnswers } from '../core/offers.js';
 import { capStatusMessage } from './capStatusMessage.js';
-import { REQUEUED_MESSAGE, type RecoveryDecision } from './RecoveryPolicy.js';
-import { StaleLeaseError } from './StepJournal.js';
+import { REQUEUED_MESSAGE, type RecoveryDecision } from '../core/RecoveryPolicy.js';
+import { StaleLeaseError } from '../run/StepJournal.js';
 import { InvalidTransitionError, TaskTerminalError } from './TaskError.js';
 import {
   INTERNAL_ERROR_CODE,

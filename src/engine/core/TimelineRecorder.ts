@@ -1,6 +1,6 @@
-import type { TaskRecord } from './TaskRecord.js';
-import type { TaskStore, TimelineAppend } from './TaskStore.js';
-import { timelineEntries, type TimelineEntry } from './TaskTimeline.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import type { TaskStore, TimelineAppend } from '../contracts/TaskStore.js';
+import { timelineEntries, type TimelineEntry } from '../record/TaskTimeline.js';
 
 /**
  * The engine's one hook into the timeline: every stored write hands its (previous, next) pair here, right after the

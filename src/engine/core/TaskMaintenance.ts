@@ -1,12 +1,12 @@
-import type { Clock } from './Clock.js';
-import type { EngineLogger } from './EngineHooks.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { EngineLogger } from '../contracts/EngineHooks.js';
 import { withRunProgress, type RecoveryDecision, type RecoveryPolicy } from './RecoveryPolicy.js';
-import type { WakeEntry } from './StepJournalStore.js';
+import type { WakeEntry } from '../contracts/StepJournalStore.js';
 import type { TaskAccess } from './TaskAccess.js';
-import { TaskNotFoundError } from './TaskError.js';
-import type { TaskRecord } from './TaskRecord.js';
-import { releaseSpanHolder } from './taskTracing.js';
-import { recover, wake, wakeIsStale, type LeaseGrant } from './transitions.js';
+import { TaskNotFoundError } from '../record/TaskError.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import { releaseSpanHolder } from '../tracing/taskTracing.js';
+import { recover, wake, wakeIsStale, type LeaseGrant } from '../record/transitions.js';
 import { WakeScheduler } from './WakeScheduler.js';
 
 /** Where the engine hands a task over to run: the lease it gets on the way (if the executor leases then) and the executor. */

@@ -1,12 +1,12 @@
-import type { Clock } from './Clock.js';
-import type { EngineLogger } from './EngineHooks.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { EngineLogger } from '../contracts/EngineHooks.js';
 import type { TaskAccess } from './TaskAccess.js';
-import type { TaskChange } from './TaskChange.js';
-import { StoreUnavailableError, TaskNotFoundError, TaskTerminalError } from './TaskError.js';
-import type { InputAnswer, TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
+import type { TaskChange } from '../record/TaskChange.js';
+import { StoreUnavailableError, TaskNotFoundError, TaskTerminalError } from '../record/TaskError.js';
+import type { InputAnswer, TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
 import type { TaskWatch } from './TaskWatch.js';
-import { isExpired, takeAnswer } from './transitions.js';
+import { isExpired, takeAnswer } from '../record/transitions.js';
 
 /**
  * Waiting on tasks: subscribe to the store's event bus first, then read, so no change is missed. Events only wake;

@@ -1,18 +1,18 @@
-import type { TaskChange } from './TaskChange.js';
-import { systemClock, type Clock } from './Clock.js';
-import { CursorCodec } from './CursorCodec.js';
-import { silentLogger, type EngineLogger } from './EngineHooks.js';
+import type { TaskChange } from '../record/TaskChange.js';
+import { systemClock, type Clock } from '../contracts/Clock.js';
+import { CursorCodec } from '../record/CursorCodec.js';
+import { silentLogger, type EngineLogger } from '../contracts/EngineHooks.js';
 import { capOutcome, checkLimits, DEFAULT_LIMITS, type EngineLimits } from './EngineLimits.js';
-import type { EngineHandle, Executor } from './Executor.js';
+import type { EngineHandle, Executor } from '../contracts/Executor.js';
 import { FetchedEviction } from './FetchedEviction.js';
-import { ANY_OWNER, type OwnerScope } from './OwnerScope.js';
+import { ANY_OWNER, type OwnerScope } from '../record/OwnerScope.js';
 import { defaultRecoveryPolicy } from './RecoveryPolicy.js';
-import type { WakeEntry } from './StepJournalStore.js';
+import type { WakeEntry } from '../contracts/StepJournalStore.js';
 import { StoreReachability } from './StoreReachability.js';
 import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
 import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
-import { StoreUnavailableError, TaskNotFoundError } from './TaskError.js';
+import { StoreUnavailableError, TaskNotFoundError } from '../record/TaskError.js';
 import { TaskInputs } from './TaskInputs.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
@@ -23,16 +23,16 @@ import {
   type ReportedStatus,
   type TaskOutcome,
   type TaskRecord,
-} from './TaskRecord.js';
-import { TaskSpans } from './TaskSpans.js';
-import type { TaskStore } from './TaskStore.js';
-import { releaseSpanHolder } from './taskTracing.js';
-import type { TimelineEntry } from './TaskTimeline.js';
+} from '../record/TaskRecord.js';
+import { TaskSpans } from '../tracing/TaskSpans.js';
+import type { TaskStore } from '../contracts/TaskStore.js';
+import { releaseSpanHolder } from '../tracing/taskTracing.js';
+import type { TimelineEntry } from '../record/TaskTimeline.js';
 import { TaskWaiting } from './TaskWaiting.js';
 import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TimelineRecorder } from './TimelineRecorder.js';
-import * as transitions from './transitions.js';
-import type { InputRequest, LeaseGrant } from './transitions.js';
+import * as transitions from '../record/transitions.js';
+import type { InputRequest, LeaseGrant } from '../record/transitions.js';
 
 /**
  * The task engine: dialect-neutral lifecycle, owner scoping, expiry, waiting and recovery over a TaskStore. A façade

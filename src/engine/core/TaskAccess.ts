@@ -1,13 +1,13 @@
-import type { Clock } from './Clock.js';
-import type { EngineLogger, TaskLifecycleEvent } from './EngineHooks.js';
-import { inScope, type OwnerScope } from './OwnerScope.js';
-import type { TaskChange } from './TaskChange.js';
-import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from './TaskError.js';
-import type { TaskRecord } from './TaskRecord.js';
-import { isTerminal } from './TaskStatus.js';
-import type { ReplaceAlong, TaskStore } from './TaskStore.js';
+import type { Clock } from '../contracts/Clock.js';
+import type { EngineLogger, TaskLifecycleEvent } from '../contracts/EngineHooks.js';
+import { inScope, type OwnerScope } from '../record/OwnerScope.js';
+import type { TaskChange } from '../record/TaskChange.js';
+import { StoreUnavailableError, TaskExpiredError, TaskNotFoundError, isTaskError } from '../record/TaskError.js';
+import type { TaskRecord } from '../record/TaskRecord.js';
+import { isTerminal } from '../record/TaskStatus.js';
+import type { ReplaceAlong, TaskStore } from '../contracts/TaskStore.js';
 import { StoreReachability } from './StoreReachability.js';
-import { isExpired } from './transitions.js';
+import { isExpired } from '../record/transitions.js';
 import type { TimelineRecorder } from './TimelineRecorder.js';
 
 /** The result of a compare-and-set update: the record now stored, and whether this call changed it. */
