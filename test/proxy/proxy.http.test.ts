@@ -1,7 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 
@@ -10,6 +9,7 @@ import { startEverythingHttp, type RunningServer } from '../client/helpers/every
 import { tempDir } from '../helpers/tmp.js';
 import { allDrivers, type Driver, type DriverCall } from './helpers/drivers.js';
 import { startProxyProcess, storedTask, until, type ProxyProcess } from './helpers/proxyProcess.js';
+import { createJwtIssuer, type JwtIssuer } from './helpers/jwtIssuer.js';
 
 /**
  * The gateway in front of @modelcontextprotocol/server-everything over Streamable HTTP, behind OAuth bearer tokens
@@ -27,27 +27,16 @@ const db = join(dir, 'tasks.db');
 const config = join(dir, 'proxy.json');
 let everything: RunningServer;
 let proxy: ProxyProcess;
-let signingKey: CryptoKey;
+let issuer: JwtIssuer;
 let drivers: Driver[] = [];
 const clients: TaskClient[] = [];
 
-async function token(sub: string): Promise<string> {
-  return new SignJWT({ scope: 'mcp' })
-    .setProtectedHeader({ alg: 'ES256', kid: 'gateway-test' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setSubject(sub)
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(signingKey);
-}
+const token = (sub: string): Promise<string> => issuer.token(sub);
 
 const start = () => startProxyProcess(['--store', db, '--config', config, '--upstream', everything.url]);
 
 beforeAll(async () => {
-  const { publicKey, privateKey } = await generateKeyPair('ES256');
-  signingKey = privateKey;
-  const key = { ...(await exportJWK(publicKey)), kid: 'gateway-test', alg: 'ES256' };
+  issuer = await createJwtIssuer(ISSUER, AUDIENCE, 'proxy-test');
   writeFileSync(
     config,
     JSON.stringify({
@@ -55,7 +44,7 @@ beforeAll(async () => {
       engine: { leaseMs: 1000, recoveryIntervalMs: 500 },
       // Every task here has one owner (the token's principal), who may run three quarters of these at once.
       concurrency: 32,
-      auth: { jwt: { issuer: ISSUER, audience: AUDIENCE, key } },
+      auth: { jwt: issuer.config },
     }),
   );
   everything = await startEverythingHttp();

@@ -7,12 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { TaskClient, textOf } from '../../src/client/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, startProxyProcess, type ProxyProcess } from './helpers/proxyProcess.js';
+import { createJwtIssuer, type JwtIssuer } from './helpers/jwtIssuer.js';
 
 /**
  * Several principals behind one gateway: an upstream's question, sampling request and log line reach exactly the
@@ -24,22 +24,13 @@ const ASKING = fileURLToPath(new URL('../fixtures/askingUpstream.mjs', import.me
 const ISSUER = 'https://auth.example.com';
 const AUDIENCE = 'https://gateway.example.com/mcp';
 const dir = tempDir('mcp-tasks-gateway-principals-');
-let signingKey: CryptoKey;
+let issuer: JwtIssuer;
 let jwtConfig: string;
 let httpUpstream: { url: string; child: ChildProcess };
 const proxies: ProxyProcess[] = [];
 const closers: Array<() => Promise<unknown>> = [];
 
-async function token(sub: string): Promise<string> {
-  return new SignJWT({ scope: 'mcp' })
-    .setProtectedHeader({ alg: 'ES256', kid: 'principals' })
-    .setIssuer(ISSUER)
-    .setAudience(AUDIENCE)
-    .setSubject(sub)
-    .setIssuedAt()
-    .setExpirationTime('1h')
-    .sign(signingKey);
-}
+const token = (sub: string): Promise<string> => issuer.token(sub);
 
 async function startHttpUpstream(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [ASKING, 'http'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -89,11 +80,9 @@ async function proxyFor(upstream: 'stdio' | 'http', withAuth: boolean): Promise<
 }
 
 beforeAll(async () => {
-  const { publicKey, privateKey } = await generateKeyPair('ES256');
-  signingKey = privateKey;
-  const key = { ...(await exportJWK(publicKey)), kid: 'principals', alg: 'ES256' };
+  issuer = await createJwtIssuer(ISSUER, AUDIENCE, 'principals');
   jwtConfig = join(dir, 'jwt.json');
-  writeFileSync(jwtConfig, JSON.stringify({ auth: { jwt: { issuer: ISSUER, audience: AUDIENCE, key } } }));
+  writeFileSync(jwtConfig, JSON.stringify({ auth: { jwt: issuer.config } }));
   httpUpstream = await startHttpUpstream();
 });
 
