@@ -23,19 +23,19 @@ import {
   type ToolTaskPolicy,
 } from '../dialects/index.js';
 import { createStore, DEFAULT_STORE } from './createStore.js';
-import { createTaskWork, type TaskWorkHooks } from './createTaskWork.js';
-import { FallbackTools } from './FallbackTools.js';
+import { createTaskWork, type TaskWorkHooks } from './work/createTaskWork.js';
+import { FallbackTools } from './fronts/FallbackTools.js';
 import type { TaskMetrics } from './TaskMetrics.js';
-import { HeldCalls, type HeldCallLimits } from './HeldCalls.js';
+import { HeldCalls, type HeldCallLimits } from './fronts/HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
-import { INTERNAL_TRANSPORT } from './InternalCall.js';
-import { InternalLinkPool } from './InternalLinkPool.js';
-import { warmModernLink } from './ModernInternalCall.js';
-import { DEFAULT_RATE_LIMIT, RateLimiter, type RateClass, type RateKey, type RateLimit } from './RateLimiter.js';
-import type { CallerOptions } from './resolveCaller.js';
+import { INTERNAL_TRANSPORT } from './work/LegacyInternalCall.js';
+import { InternalLinkPool } from './work/InternalLinkPool.js';
+import { warmModernLink } from './work/ModernInternalCall.js';
+import { DEFAULT_RATE_LIMIT, RateLimiter, type RateClass, type RateKey, type RateLimit } from './limits/RateLimiter.js';
+import type { CallerOptions } from './limits/resolveCaller.js';
 import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
-import { ProgressRelay } from './ProgressRelay.js';
-import { TaskConnection, type ConnectionHost } from './TaskConnection.js';
+import { ProgressRelay } from './work/ProgressRelay.js';
+import { TaskConnection, type ConnectionHost } from './connection/TaskConnection.js';
 
 export type TaskSupport = ToolTaskPolicy['taskSupport'];
 

@@ -2,16 +2,16 @@
 // Queue workers are apart (./worker/index.js) so that BullMQ loads only where it is used.
 export * from './auth/index.js';
 export * from './createStore.js';
-export * from './createTaskWork.js';
-export * from './FallbackTools.js';
+export * from './work/createTaskWork.js';
+export * from './fronts/FallbackTools.js';
 export * from './http/serveHttp.js';
 export * from './http/TasksHttpHandler.js';
-export * from './InternalCall.js';
+export * from './work/LegacyInternalCall.js';
 export * from './McpTasks.js';
-export * from './RateLimiter.js';
-export * from './resolveCaller.js';
+export * from './limits/RateLimiter.js';
+export * from './limits/resolveCaller.js';
 export * from './ServerLike.js';
-export * from './TaskConnection.js';
+export * from './connection/TaskConnection.js';
 export type { ToolTaskPolicy, Caller } from '../dialects/index.js';
 export * from './stdio/guardStdin.js';
 // A type only: prom-client loads when the `metrics` option asks for it.

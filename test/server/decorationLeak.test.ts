@@ -3,7 +3,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createMcpTasks, type McpTasks } from '../../src/server/index.js';
-import type { TaskConnection } from '../../src/server/TaskConnection.js';
+import type { TaskConnection } from '../../src/server/connection/TaskConnection.js';
 
 type Message = { id?: number; result?: Record<string, unknown>; error?: { code: number } };
 

@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as z from 'zod/v4';
 
-import { CLIENT_KEY_HEADER } from '../../src/server/clientKey.js';
+import { CLIENT_KEY_HEADER } from '../../src/server/limits/clientKey.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
 import { withSteps } from '../../src/workflow/index.js';
 import { ModernPeer } from '../helpers/rawWire.js';

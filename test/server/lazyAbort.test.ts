@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { LazyAbort } from '../../src/server/LazyAbort.js';
+import { LazyAbort } from '../../src/server/connection/LazyAbort.js';
 
 describe('LazyAbort: an abort controller made when its signal is first asked for', () => {
   it('a signal asked for after the abort is already aborted, with the reason', () => {

@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 
 import { describe, expect, it } from 'vitest';
 
-import { ConnectionSessionView, type SettledSession } from '../../src/server/ConnectionSessionView.js';
-import { LazyAbort } from '../../src/server/LazyAbort.js';
-import { RequestContext, type RequestContextParts } from '../../src/server/RequestContext.js';
-import { webRequestOf } from '../../src/server/http/nodeRequest.js';
+import { ConnectionSessionView, type SettledSession } from '../../src/server/connection/ConnectionSessionView.js';
+import { LazyAbort } from '../../src/server/connection/LazyAbort.js';
+import { RequestContext, type RequestContextParts } from '../../src/server/connection/RequestContext.js';
+import { webRequestOf } from '../../src/server/http/fast/nodeRequest.js';
 
 /** The accessors an object defines itself (not through its prototype). */
 function ownAccessors(object: object): string[] {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { TaskLimitError } from '../../src/engine/index.js';
-import { RateLimiter } from '../../src/server/RateLimiter.js';
+import { RateLimiter } from '../../src/server/limits/RateLimiter.js';
 
 /** The pollInterval a second poll of `taskId` in a row is refused with (pollBurst 1). */
 function refusedInterval(limiter: RateLimiter, taskId: string): unknown {

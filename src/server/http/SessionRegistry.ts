@@ -1,9 +1,9 @@
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 
-import type { TaskConnection } from '../TaskConnection.js';
-import type { FastTaskStream } from './FastTaskStream.js';
+import type { TaskConnection } from '../connection/TaskConnection.js';
+import type { FastTaskStream } from './fast/FastTaskStream.js';
 import type { MemoryEventStore } from './MemoryEventStore.js';
-import { withBodyEnd } from './withBodyEnd.js';
+import { withBodyEnd } from './fast/withBodyEnd.js';
 
 export interface SessionLimits {
   /** Open 2025-era sessions in all. */

@@ -14,12 +14,12 @@ import { requestGuardResponse, type RequestGuardOptions } from './requestGuardRe
 import { EventStoreBudget } from './EventStoreBudget.js';
 import { MemoryEventStore } from './MemoryEventStore.js';
 import { SessionRegistry } from './SessionRegistry.js';
-import { clientKeyOf, tagClientAddress } from '../clientKey.js';
-import { withBodyEnd } from './withBodyEnd.js';
-import { principalOwnerOf, resolveCaller } from '../resolveCaller.js';
+import { clientKeyOf, tagClientAddress } from '../limits/clientKey.js';
+import { withBodyEnd } from './fast/withBodyEnd.js';
+import { principalOwnerOf, resolveCaller } from '../limits/resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
-import { TaskFastPath } from './TaskFastPath.js';
-import { TaskConnection } from '../TaskConnection.js';
+import { TaskFastPath } from './fast/TaskFastPath.js';
+import { TaskConnection } from '../connection/TaskConnection.js';
 
 import type { McpTasks } from '../McpTasks.js';
 import type { AuthInfoLike, ServerFactory, TransportLike } from '../ServerLike.js';

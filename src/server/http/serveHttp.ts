@@ -6,20 +6,20 @@ import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprot
 import { requestUrlOf, TaskConsole, type ConsoleOptions } from '../../console/index.js';
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
-import { LazyAbort } from '../LazyAbort.js';
+import { LazyAbort } from '../connection/LazyAbort.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { queueStatsOf } from './queueStatsOf.js';
 import { requestGuardResponse } from './requestGuardResponse.js';
 import type { McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
-import { readNodeBody, RequestBodyTooLargeError, webRequestOf } from './nodeRequest.js';
+import { readNodeBody, RequestBodyTooLargeError, webRequestOf } from './fast/nodeRequest.js';
 import {
   createTasksHttpHandler,
   taskFastPathOf,
   type TasksHttpHandler,
   type TasksHttpHandlerOptions,
 } from './TasksHttpHandler.js';
-import { writeNodeResponse } from './writeNodeResponse.js';
+import { writeNodeResponse } from './fast/writeNodeResponse.js';
 
 export interface ServeHttpOptions extends TasksHttpHandlerOptions {
   /** Default 3000; 0 picks a free port. */

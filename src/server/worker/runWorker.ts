@@ -8,8 +8,8 @@ import {
 import { QueueExecutor, QueueWorker, type QueueWorkerOptions } from '../../executors/queue/index.js';
 import { journaledWork } from '../../workflow/index.js';
 import { createStore } from '../createStore.js';
-import { createTaskWork } from '../createTaskWork.js';
-import { InternalLinkPool } from '../InternalLinkPool.js';
+import { createTaskWork } from '../work/createTaskWork.js';
+import { InternalLinkPool } from '../work/InternalLinkPool.js';
 import type { ToolTaskPolicy } from '../../dialects/index.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { toolConcurrencyOf } from '../toolConcurrencyOf.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 
-import type { EngineLogger, TaskEngine, TaskRecord } from '../engine/index.js';
+import type { EngineLogger, TaskEngine, TaskRecord } from '../../engine/index.js';
 import {
   RequestCancelled,
   parseInputRequestId,
@@ -14,7 +14,7 @@ import {
   type SessionView,
   type TaskPushView,
   type ToolTaskPolicy,
-} from '../dialects/index.js';
+} from '../../dialects/index.js';
 import {
   isJsonRpcNotification,
   isJsonRpcRequest,
@@ -26,15 +26,15 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../rpc/index.js';
-import { PROTOCOL_VERSION_META } from '../protocol/index.js';
-import { clientKeyOf } from './clientKey.js';
+} from '../../rpc/index.js';
+import { PROTOCOL_VERSION_META } from '../../protocol/index.js';
+import { clientKeyOf } from '../limits/clientKey.js';
 import { ConnectionSessionView, type SettledSession } from './ConnectionSessionView.js';
 import { LazyAbort } from './LazyAbort.js';
-import { rateClassOf, type RateClass } from './RateLimiter.js';
+import { rateClassOf, type RateClass } from '../limits/RateLimiter.js';
 import { RequestContext } from './RequestContext.js';
-import { resolveCaller, type CallerOptions } from './resolveCaller.js';
-import type { MessageExtraLike, TransportLike } from './ServerLike.js';
+import { resolveCaller, type CallerOptions } from '../limits/resolveCaller.js';
+import type { MessageExtraLike, TransportLike } from '../ServerLike.js';
 import { traceRequest } from './traceRequest.js';
 
 /** What a connection needs from the runtime it belongs to. */

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 
-import { TaskLimitError } from '../engine/index.js';
+import { TaskLimitError } from '../../engine/index.js';
 import { TokenBuckets, type BucketShape } from './TokenBuckets.js';
 
 /** What a task request costs against (spec R69); each class has its own quota per client. */

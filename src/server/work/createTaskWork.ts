@@ -8,12 +8,12 @@ import {
   type TaskSuspension,
   type TaskWork,
   type TaskWorkContext,
-} from '../engine/index.js';
-import { isObject } from '../rpc/index.js';
-import { runInternalCall } from './InternalCall.js';
+} from '../../engine/index.js';
+import { isObject } from '../../rpc/index.js';
+import { runInternalCall } from './LegacyInternalCall.js';
 import { InternalLinkPool } from './InternalLinkPool.js';
 import { runModernInternalCall } from './ModernInternalCall.js';
-import type { ServerFactory } from './ServerLike.js';
+import type { ServerFactory } from '../ServerLike.js';
 
 export interface TaskWorkOptions {
   /**

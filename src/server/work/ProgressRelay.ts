@@ -1,4 +1,4 @@
-import { isTerminal, type TaskEngine, type TaskRecord } from '../engine/index.js';
+import { isTerminal, type TaskEngine, type TaskRecord } from '../../engine/index.js';
 
 /** Sends one progress notification to the requestor; false when its connection is gone. */
 export type ProgressSink = (task: TaskRecord, params: Record<string, unknown>) => boolean;

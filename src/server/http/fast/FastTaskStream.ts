@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
-import { isJsonRpcResponse, type JsonRpcMessage } from '../../rpc/index.js';
+import { isJsonRpcResponse, type JsonRpcMessage } from '../../../rpc/index.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
-import type { MemoryEventStore } from './MemoryEventStore.js';
+import type { MemoryEventStore } from '../MemoryEventStore.js';
 
 export interface FastTaskStreamOptions {
   sessionId: string;

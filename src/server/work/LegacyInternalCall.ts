@@ -1,6 +1,6 @@
 import { InMemoryTransport } from '@modelcontextprotocol/server';
 
-import type { InputAnswer, TaskOutcome, TaskRequest } from '../engine/index.js';
+import type { InputAnswer, TaskOutcome, TaskRequest } from '../../engine/index.js';
 import {
   ErrorCodes,
   isJsonRpcErrorResponse,
@@ -12,10 +12,10 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
   type RequestId,
-} from '../rpc/index.js';
-import { CORE_PROTOCOL_VERSION } from '../protocol/index.js';
+} from '../../rpc/index.js';
+import { CORE_PROTOCOL_VERSION } from '../../protocol/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
-import type { ServerFactory, ServerLike, TransportLike } from './ServerLike.js';
+import type { ServerFactory, ServerLike, TransportLike } from '../ServerLike.js';
 
 /** Marks the server end of an internal link, so an attached server does not add tasks to its own internal calls. */
 export const INTERNAL_TRANSPORT = Symbol.for('mcp-tasks.internal-transport');

@@ -1,4 +1,4 @@
-import type { Caller, SessionView, ToolTaskPolicy } from '../dialects/index.js';
+import type { Caller, SessionView, ToolTaskPolicy } from '../../dialects/index.js';
 
 /** What a connection's `initialize` settled: the requestor's capabilities and the protocol version. */
 export interface SettledSession {

@@ -1,7 +1,7 @@
-import type { TaskOutcome, TaskRequest } from '../engine/index.js';
-import { InternalLink, type InternalCallHooks } from './InternalCall.js';
+import type { TaskOutcome, TaskRequest } from '../../engine/index.js';
+import { InternalLink, type InternalCallHooks } from './LegacyInternalCall.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
-import type { ServerFactory } from './ServerLike.js';
+import type { ServerFactory } from '../ServerLike.js';
 
 export interface InternalLinkPoolLimits {
   /** Idle links kept for one set of requestor capabilities. */

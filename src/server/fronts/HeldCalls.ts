@@ -7,11 +7,11 @@ import {
   type DialectContext,
   type ServerDialect,
   type SessionView,
-} from '../dialects/index.js';
-import { declaresTasksExtension, envelopeCapabilities, ResultType } from '../protocol/index.js';
-import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest } from '../rpc/index.js';
+} from '../../dialects/index.js';
+import { declaresTasksExtension, envelopeCapabilities, ResultType } from '../../protocol/index.js';
+import { ErrorCodes, RpcError, isObject, paramsOf, type JsonRpcRequest } from '../../rpc/index.js';
 import { HeldCall } from './HeldCall.js';
-import type { ServerFactory } from './ServerLike.js';
+import type { ServerFactory } from '../ServerLike.js';
 
 export interface HeldCallLimits {
   /** Calls waiting for their client's answers at once, in this process. Default 256. */

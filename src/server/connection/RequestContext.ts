@@ -1,5 +1,5 @@
-import type { TaskEngine, TaskRecord } from '../engine/index.js';
-import type { Caller, DialectContext, Outbound, ToolTaskPolicy } from '../dialects/index.js';
+import type { TaskEngine, TaskRecord } from '../../engine/index.js';
+import type { Caller, DialectContext, Outbound, ToolTaskPolicy } from '../../dialects/index.js';
 import type { LazyAbort } from './LazyAbort.js';
 
 /** A DialectContext but its signal, which RequestContext makes on first use. */

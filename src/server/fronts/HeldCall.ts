@@ -1,7 +1,7 @@
-import type { InputAnswer, TaskOutcome, TaskRequest } from '../engine/index.js';
-import { ErrorCodes, isObject } from '../rpc/index.js';
-import { runInternalCall } from './InternalCall.js';
-import type { ServerFactory } from './ServerLike.js';
+import type { InputAnswer, TaskOutcome, TaskRequest } from '../../engine/index.js';
+import { ErrorCodes, isObject } from '../../rpc/index.js';
+import { runInternalCall } from '../work/LegacyInternalCall.js';
+import type { ServerFactory } from '../ServerLike.js';
 
 /** One question of the tool: an elicitation, sampling or roots request, as the tool sent it. */
 export interface HeldQuestion {

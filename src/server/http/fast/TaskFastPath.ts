@@ -2,16 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import { DEFAULT_NEGOTIATED_PROTOCOL_VERSION, isJsonContentType } from '@modelcontextprotocol/server';
 
-import { RELATED_TASK_META } from '../../protocol/index.js';
-import { ErrorCodes, isObject, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
-import { tagClientAddress } from '../clientKey.js';
-import { principalOwnerOf } from '../resolveCaller.js';
-import type { AuthInfoLike, MessageExtraLike } from '../ServerLike.js';
+import { RELATED_TASK_META } from '../../../protocol/index.js';
+import { ErrorCodes, isObject, validateMessage, type JsonRpcRequest } from '../../../rpc/index.js';
+import { tagClientAddress } from '../../limits/clientKey.js';
+import { principalOwnerOf } from '../../limits/resolveCaller.js';
+import type { AuthInfoLike, MessageExtraLike } from '../../ServerLike.js';
 import { FastTaskStream } from './FastTaskStream.js';
-import { jsonRpcErrorResponse, sessionNotFoundResponse } from './jsonRpcErrorResponse.js';
+import { jsonRpcErrorResponse, sessionNotFoundResponse } from '../jsonRpcErrorResponse.js';
 import { webRequestOf } from './nodeRequest.js';
-import { passesRequestGuard, type RequestGuardOptions } from './requestGuardResponse.js';
-import type { Session, SessionRegistry } from './SessionRegistry.js';
+import { passesRequestGuard, type RequestGuardOptions } from '../requestGuardResponse.js';
+import type { Session, SessionRegistry } from '../SessionRegistry.js';
 
 /** What the fast path needs of the handler it shortcuts. */
 export interface TaskFastPathHost {

@@ -1,4 +1,4 @@
-import { isTerminal, withDeadline, type TaskRecord } from '../engine/index.js';
+import { isTerminal, withDeadline, type TaskRecord } from '../../engine/index.js';
 import {
   deliverInputs,
   type Claim,
@@ -8,9 +8,9 @@ import {
   type DialectContext,
   type ServerDialect,
   type SessionView,
-} from '../dialects/index.js';
-import { carriesSepRelatedTask, declaresTasksExtension, RELATED_TASK_META } from '../protocol/index.js';
-import { during, ErrorCodes, isObject, type JsonRpcRequest } from '../rpc/index.js';
+} from '../../dialects/index.js';
+import { carriesSepRelatedTask, declaresTasksExtension, RELATED_TASK_META } from '../../protocol/index.js';
+import { during, ErrorCodes, isObject, type JsonRpcRequest } from '../../rpc/index.js';
 
 export interface FallbackToolsOptions {
   /** How long a plain call runs synchronously before it answers with the task to follow. Default 20 s. */

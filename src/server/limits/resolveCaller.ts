@@ -1,6 +1,6 @@
-import { ANY_OWNER, PRINCIPAL_OWNER_PREFIX } from '../engine/index.js';
-import type { Caller } from '../dialects/index.js';
-import type { AuthInfoLike } from './ServerLike.js';
+import { ANY_OWNER, PRINCIPAL_OWNER_PREFIX } from '../../engine/index.js';
+import type { Caller } from '../../dialects/index.js';
+import type { AuthInfoLike } from '../ServerLike.js';
 
 export interface CallerOptions {
   /** Strict mode: without authentication, tasks are reachable only from the session that created them. */

@@ -10,9 +10,9 @@ import {
   type TextMapGetter,
 } from '@opentelemetry/api';
 
-import type { DialectAnswer } from '../dialects/index.js';
-import { isObject, type JsonRpcRequest } from '../rpc/index.js';
-import type { MessageExtraLike } from './ServerLike.js';
+import type { DialectAnswer } from '../../dialects/index.js';
+import { isObject, type JsonRpcRequest } from '../../rpc/index.js';
+import type { MessageExtraLike } from '../ServerLike.js';
 
 type Carrier = Record<string, unknown>;
 

@@ -6,11 +6,11 @@ import {
   type McpHttpHandler,
 } from '@modelcontextprotocol/server';
 
-import type { TaskOutcome, TaskRequest } from '../engine/index.js';
-import { MODERN_PROTOCOL_VERSION, ResultType, SERVER_INFO_META } from '../protocol/index.js';
-import { ErrorCodes, isObject, type JsonRpcResponse } from '../rpc/index.js';
+import type { TaskOutcome, TaskRequest } from '../../engine/index.js';
+import { MODERN_PROTOCOL_VERSION, ResultType, SERVER_INFO_META } from '../../protocol/index.js';
+import { ErrorCodes, isObject, type JsonRpcResponse } from '../../rpc/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
-import type { ServerFactory } from './ServerLike.js';
+import type { ServerFactory } from '../ServerLike.js';
 
 /** A multi-round-trip answer: the tool needs input before it can go on. */
 export interface InputRequiredOutcome {
