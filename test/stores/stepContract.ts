@@ -58,9 +58,9 @@ export function stepContract(name: string, harness: JournalHarness): void {
       expect(await journal.read(taskId)).toEqual([expect.objectContaining({ name: 'a', value: 'fresh' })]);
       // An attempt older than the fence can no longer claim the task.
       await expect(StepJournal.open(journal, taskId, 1)).rejects.toBeInstanceOf(StaleLeaseError);
-      expect(await journal.claim(taskId, 2)).toBe(true);
-      expect(await journal.claim(taskId, 3)).toBe(true);
-      expect(await journal.claim(taskId, 2)).toBe(false);
+      expect(await journal.fence(taskId, 2)).toBe(true);
+      expect(await journal.fence(taskId, 3)).toBe(true);
+      expect(await journal.fence(taskId, 2)).toBe(false);
     });
 
     it('counts failed attempts, waits for a retry until its time and ends a terminal failure for good', async () => {
@@ -163,7 +163,7 @@ export function stepContract(name: string, harness: JournalHarness): void {
       // A timer set on a task does not disturb its fence.
       await StepJournal.open(journal, c, 4);
       await journal.setWake(c, now + 50);
-      expect(await journal.claim(c, 3)).toBe(false);
+      expect(await journal.fence(c, 3)).toBe(false);
     });
 
     it('removes a task’s rows, fence and timer', async () => {
@@ -174,7 +174,7 @@ export function stepContract(name: string, harness: JournalHarness): void {
       await journal.remove(taskId);
       expect(await journal.read(taskId)).toEqual([]);
       expect(await journal.due(Date.now() + 1000, 10)).toEqual([]);
-      expect(await journal.claim(taskId, 1)).toBe(true);
+      expect(await journal.fence(taskId, 1)).toBe(true);
     });
 
     if (harness.sibling) {

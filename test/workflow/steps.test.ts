@@ -189,7 +189,7 @@ describe('the journaled step API on the engine', () => {
     // Another runner takes the task over (as after a lapsed lease) and claims its journal.
     const takeover = await engine.markStarted(task.taskId, 'another-runner');
     expect(takeover?.attempts).toBe(2);
-    expect(await engine.store.journal?.claim(task.taskId, 2)).toBe(true);
+    expect(await engine.store.journal?.fence(task.taskId, 2)).toBe(true);
     release?.();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(secondRunReached).toBe(false);

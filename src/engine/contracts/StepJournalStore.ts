@@ -38,14 +38,14 @@ export interface WakeEntry {
 
 /**
  * The step journal and wake-at index of a store, in tables or keys of their own. Every write names the attempt (the
- * task's claim counter) that makes it: a write is refused unless that attempt is the latest one to `claim` the task,
+ * task's claim counter) that makes it: a write is refused unless that attempt is the latest one to `fence` the task,
  * so a runner superseded by a newer one can never change what the newer one replays. Every store passes the shared
  * step contract suite.
  */
 export interface StepJournalStore {
   init(): Promise<void>;
   /** Raises the task's fence to `attempt`; false when a later attempt holds it already. */
-  claim(taskId: string, attempt: number): Promise<boolean>;
+  fence(taskId: string, attempt: number): Promise<boolean>;
   /** Every row of the task, in no particular order. */
   read(taskId: string): Promise<StepRow[]>;
   /** Inserts or replaces the row named `row.name` when `attempt` holds the fence; false (nothing written) otherwise. */

@@ -55,7 +55,7 @@ export class StepJournal {
     attempt: number,
     clock = systemClock,
   ): Promise<StepJournal> {
-    if (!(await store.claim(taskId, attempt))) throw new StaleLeaseError(taskId, `attempt ${attempt} was superseded`);
+    if (!(await store.fence(taskId, attempt))) throw new StaleLeaseError(taskId, `attempt ${attempt} was superseded`);
     const rows = new Map((await store.read(taskId)).map((row) => [row.name, row]));
     return new StepJournal(store, taskId, attempt, rows, clock);
   }

@@ -11,7 +11,7 @@ import {
   type TaskStore,
 } from '../../engine/index.js';
 import { MemoryBrowse } from './MemoryBrowse.js';
-import { MemoryJournal } from './MemoryJournal.js';
+import { MemoryStepJournalStore } from './MemoryStepJournalStore.js';
 import { MemoryTimeline } from './MemoryTimeline.js';
 import { MinHeap } from './MinHeap.js';
 import { TaskPositions } from './TaskPositions.js';
@@ -41,7 +41,7 @@ interface Stored {
 export class MemoryStore implements TaskStore {
   readonly kind = 'memory';
   readonly events = new LocalEventBus();
-  readonly journal = new MemoryJournal();
+  readonly journal = new MemoryStepJournalStore();
   readonly timeline = new MemoryTimeline();
   readonly browse = new MemoryBrowse({
     positions: () => this.all,

@@ -1,2 +1,2 @@
 export { MemoryStore } from './MemoryStore.js';
-export * from './MemoryJournal.js';
+export * from './MemoryStepJournalStore.js';

@@ -22,7 +22,7 @@ import { PgBrowse } from './PgBrowse.js';
 import { PgEventBus } from './PgEventBus.js';
 import { PgBatch } from './PgBatch.js';
 import { PgStatements } from './PgStatements.js';
-import { PgJournal } from './PgJournal.js';
+import { PgStepJournalStore } from './PgStepJournalStore.js';
 import { pgNames, type PgNames } from './pgNames.js';
 import { PgTimeline, UNIQUE_VIOLATION } from './PgTimeline.js';
 import { waitForConnection } from './waitForConnection.js';
@@ -81,7 +81,7 @@ export class PostgresStore implements TaskStore {
   readonly insertsAlong = true;
   readonly replacesAlong = true;
   readonly events: PgEventBus;
-  readonly journal: PgJournal;
+  readonly journal: PgStepJournalStore;
   readonly timeline: PgTimeline;
   readonly browse: PgBrowse;
   private readonly pool: pg.Pool;
@@ -137,7 +137,7 @@ export class PostgresStore implements TaskStore {
     const listenerConfig: pg.ClientConfig = options.pool
       ? { ...options.pool.options }
       : { connectionString: options.connectionString };
-    this.journal = new PgJournal(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.journal = new PgStepJournalStore(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks', this.statements);
     this.browse = new PgBrowse(this.pool, this.names);
     this.events = new PgEventBus({

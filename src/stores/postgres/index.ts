@@ -1,3 +1,3 @@
 export { PgEventBus, type PgEventBusOptions } from './PgEventBus.js';
 export { PostgresStore, type PostgresStoreOptions } from './PostgresStore.js';
-export { PgJournal } from './PgJournal.js';
+export { PgStepJournalStore } from './PgStepJournalStore.js';

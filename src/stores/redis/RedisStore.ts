@@ -19,7 +19,7 @@ import {
   type TaskStore,
 } from '../../engine/index.js';
 import { closeConnection, RedisEventBus } from './RedisEventBus.js';
-import { RedisJournal } from './RedisJournal.js';
+import { RedisStepJournalStore } from './RedisStepJournalStore.js';
 import { listMember, redisKeys, type RedisKeys } from './redisKeys.js';
 import { RedisBrowse } from './RedisBrowse.js';
 import {
@@ -84,7 +84,7 @@ export class RedisStore implements TaskStore {
   readonly insertsAlong = true;
   readonly replacesAlong = true;
   readonly events: RedisEventBus;
-  readonly journal: RedisJournal;
+  readonly journal: RedisStepJournalStore;
   readonly timeline: RedisTimeline;
   readonly browse: RedisBrowse;
   private readonly redis: Redis;
@@ -125,7 +125,7 @@ export class RedisStore implements TaskStore {
       this.redis.on('ready', () => (this.connectionError = undefined));
     }
     for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
-    this.journal = new RedisJournal(this.redis, this.keys.prefix);
+    this.journal = new RedisStepJournalStore(this.redis, this.keys.prefix);
     this.timeline = new RedisTimeline(this.redis, this.keys.prefix);
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({

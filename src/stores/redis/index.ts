@@ -1,3 +1,3 @@
 export { RedisEventBus, type RedisEventBusOptions } from './RedisEventBus.js';
 export { RedisStore, type RedisStoreOptions } from './RedisStore.js';
-export { RedisJournal } from './RedisJournal.js';
+export { RedisStepJournalStore } from './RedisStepJournalStore.js';

@@ -23,7 +23,7 @@ import { RunnerLocks } from './RunnerLocks.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
 import { SqliteBrowse } from './SqliteBrowse.js';
-import { SqliteJournal } from './SqliteJournal.js';
+import { SqliteStepJournalStore } from './SqliteStepJournalStore.js';
 import { SqliteTimeline } from './SqliteTimeline.js';
 import { WalSync } from './WalSync.js';
 
@@ -93,7 +93,7 @@ const BUSY_RETRIED = [
   'storedBytes',
   'getSecret',
 ] as const;
-const JOURNAL_BUSY_RETRIED = ['init', 'claim', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
+const JOURNAL_BUSY_RETRIED = ['init', 'fence', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
 const TIMELINE_BUSY_RETRIED = ['init', 'append', 'read', 'remove'] as const;
 const BROWSE_BUSY_RETRIED = ['init', 'page', 'counts'] as const;
 
@@ -112,7 +112,7 @@ export class SqliteStore implements TaskStore {
   private readonly walSync: WalSync | undefined;
   /** Every write goes through it: concurrent writes share one transaction and one fsync. */
   private readonly commits: GroupCommit;
-  readonly journal: SqliteJournal;
+  readonly journal: SqliteStepJournalStore;
   readonly timeline: SqliteTimeline;
   readonly browse = new SqliteBrowse(() => this.db);
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
@@ -135,7 +135,7 @@ export class SqliteStore implements TaskStore {
       () => this.checkpointer?.committed(),
     );
     this.cache = new RecordCache(options.recordCacheEntries ?? 1000, (options.recordCacheMiB ?? 16) * 1024 * 1024);
-    this.journal = new SqliteJournal(() => this.db, this.commits);
+    this.journal = new SqliteStepJournalStore(() => this.db, this.commits);
     this.timeline = new SqliteTimeline(() => this.db, this.commits);
     this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0);
     if (this.inFile) this.runners = new RunnerLocks(`${options.path}.runners`);

@@ -1,2 +1,2 @@
 export { SqliteStore, type SqliteStoreOptions } from './SqliteStore.js';
-export * from './SqliteJournal.js';
+export * from './SqliteStepJournalStore.js';

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 
 import type { StepJournalStore, StepRow, WakeEntry } from '../../engine/index.js';
 
-const CLAIM = `
+const FENCE = `
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
 if current > tonumber(ARGV[1]) then return 0 end
 redis.call('SET', KEYS[1], ARGV[1])
@@ -19,7 +19,7 @@ if score and tonumber(score) == tonumber(ARGV[2]) then redis.call('ZREM', KEYS[1
 return 0`;
 
 interface Scripted {
-  mcpTasksJournalClaim(fence: string, attempt: number): Promise<number>;
+  mcpTasksJournalFence(fence: string, attempt: number): Promise<number>;
   mcpTasksJournalWrite(fence: string, steps: string, attempt: number, name: string, data: string): Promise<number>;
   mcpTasksJournalClearWake(wakes: string, taskId: string, wakeAt: number): Promise<number>;
 }
@@ -28,7 +28,7 @@ interface Scripted {
  * The step journal in Redis under the store's prefix: a hash of step rows per task, a string holding the task's
  * fence (the latest attempt to claim it), and one zset of durable timers. Fence checks and writes are one script.
  */
-export class RedisJournal implements StepJournalStore {
+export class RedisStepJournalStore implements StepJournalStore {
   private readonly wakes: string;
 
   constructor(
@@ -36,15 +36,15 @@ export class RedisJournal implements StepJournalStore {
     private readonly prefix: string,
   ) {
     this.wakes = `${prefix}wakes`;
-    redis.defineCommand('mcpTasksJournalClaim', { numberOfKeys: 1, lua: CLAIM });
+    redis.defineCommand('mcpTasksJournalFence', { numberOfKeys: 1, lua: FENCE });
     redis.defineCommand('mcpTasksJournalWrite', { numberOfKeys: 2, lua: WRITE });
     redis.defineCommand('mcpTasksJournalClearWake', { numberOfKeys: 1, lua: CLEAR_WAKE });
   }
 
   async init(): Promise<void> {}
 
-  async claim(taskId: string, attempt: number): Promise<boolean> {
-    return (await this.scripts().mcpTasksJournalClaim(this.fence(taskId), attempt)) === 1;
+  async fence(taskId: string, attempt: number): Promise<boolean> {
+    return (await this.scripts().mcpTasksJournalFence(this.fenceKey(taskId), attempt)) === 1;
   }
 
   async read(taskId: string): Promise<StepRow[]> {
@@ -54,7 +54,7 @@ export class RedisJournal implements StepJournalStore {
 
   async write(taskId: string, attempt: number, row: StepRow): Promise<boolean> {
     const written = await this.scripts().mcpTasksJournalWrite(
-      this.fence(taskId),
+      this.fenceKey(taskId),
       this.steps(taskId),
       attempt,
       row.name,
@@ -64,7 +64,7 @@ export class RedisJournal implements StepJournalStore {
   }
 
   async remove(taskId: string): Promise<void> {
-    await this.redis.multi().del(this.fence(taskId), this.steps(taskId)).zrem(this.wakes, taskId).exec();
+    await this.redis.multi().del(this.fenceKey(taskId), this.steps(taskId)).zrem(this.wakes, taskId).exec();
   }
 
   async setWake(taskId: string, wakeAt: number): Promise<void> {
@@ -82,7 +82,7 @@ export class RedisJournal implements StepJournalStore {
     return due;
   }
 
-  private fence(taskId: string): string {
+  private fenceKey(taskId: string): string {
     return `${this.prefix}jf:${taskId}`;
   }
 

@@ -1,14 +1,14 @@
 import type { StepJournalStore, StepRow, WakeEntry } from '../../engine/index.js';
 
 /** The step journal in process memory: rows kept as JSON text, so what is read back is always a fresh copy. */
-export class MemoryJournal implements StepJournalStore {
+export class MemoryStepJournalStore implements StepJournalStore {
   private readonly fences = new Map<string, number>();
   private readonly rows = new Map<string, Map<string, string>>();
   private readonly wakes = new Map<string, number>();
 
   async init(): Promise<void> {}
 
-  async claim(taskId: string, attempt: number): Promise<boolean> {
+  async fence(taskId: string, attempt: number): Promise<boolean> {
     if ((this.fences.get(taskId) ?? 0) > attempt) return false;
     this.fences.set(taskId, attempt);
     return true;

@@ -12,7 +12,7 @@ const JOURNAL_LOCK = '7265139183920410392';
  * step, one per task with its fence (the latest attempt to claim it) and durable timer. A step write takes a share
  * lock on the fence row in the same statement, so it is ordered against a newer attempt's claim.
  */
-export class PgJournal implements StepJournalStore {
+export class PgStepJournalStore implements StepJournalStore {
   private readonly steps: string;
   private readonly fences: string;
   private readonly wakeIndex: string;
@@ -37,7 +37,7 @@ export class PgJournal implements StepJournalStore {
     return this.ready;
   }
 
-  async claim(taskId: string, attempt: number): Promise<boolean> {
+  async fence(taskId: string, attempt: number): Promise<boolean> {
     const result = await this.pool.query(
       `INSERT INTO ${this.fences} AS f (task_id, attempt) VALUES ($1, $2)
        ON CONFLICT (task_id) DO UPDATE SET attempt = EXCLUDED.attempt WHERE f.attempt <= EXCLUDED.attempt`,

@@ -24,7 +24,7 @@ const SCHEMA = `
  * attempt to claim it) and its durable timer. A step write checks the fence in the same statement. Writes share the
  * store's group commit.
  */
-export class SqliteJournal implements StepJournalStore {
+export class SqliteStepJournalStore implements StepJournalStore {
   private statements: ReturnType<typeof prepare> | undefined;
   private opened: Database.Database | undefined;
 
@@ -35,7 +35,7 @@ export class SqliteJournal implements StepJournalStore {
 
   async init(): Promise<void> {
     const db = this.database();
-    if (!db) throw new Error('SqliteJournal: the store is not open');
+    if (!db) throw new Error('SqliteStepJournalStore: the store is not open');
     // The store may have been closed and opened again on a new connection.
     if (this.opened === db) return;
     db.exec(SCHEMA);
@@ -43,9 +43,9 @@ export class SqliteJournal implements StepJournalStore {
     this.opened = db;
   }
 
-  async claim(taskId: string, attempt: number): Promise<boolean> {
+  async fence(taskId: string, attempt: number): Promise<boolean> {
     const s = this.stmts();
-    return this.commits.run(() => s.claim.run(taskId, attempt).changes === 1);
+    return this.commits.run(() => s.fence.run(taskId, attempt).changes === 1);
   }
 
   async read(taskId: string): Promise<StepRow[]> {
@@ -79,7 +79,8 @@ export class SqliteJournal implements StepJournalStore {
   }
 
   private stmts(): ReturnType<typeof prepare> {
-    if (!this.statements || this.opened !== this.database()) throw new Error('SqliteJournal: init() has not run');
+    if (!this.statements || this.opened !== this.database())
+      throw new Error('SqliteStepJournalStore: init() has not run');
     return this.statements;
   }
 }
@@ -88,7 +89,7 @@ function prepare(db: Database.Database) {
   const removeSteps = db.prepare('DELETE FROM mcp_tasks_steps WHERE task_id = ?');
   const removeFence = db.prepare('DELETE FROM mcp_tasks_fences WHERE task_id = ?');
   return {
-    claim: db.prepare(
+    fence: db.prepare(
       `INSERT INTO mcp_tasks_fences (task_id, attempt) VALUES (?, ?)
        ON CONFLICT (task_id) DO UPDATE SET attempt = excluded.attempt WHERE excluded.attempt >= attempt`,
     ),
