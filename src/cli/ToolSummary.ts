@@ -1,5 +1,6 @@
 import type { DialectName, Tool } from '../client/index.js';
 import { FALLBACK_TOOL_NAMES } from '../server/index.js';
+import { isObject } from '../protocol/index.js';
 
 /** One argument of a tool, as its input schema declares it. */
 export interface ToolArgument {
@@ -26,10 +27,6 @@ export interface ToolSummary {
 interface ObjectSchema {
   properties?: Record<string, { type?: unknown; enum?: unknown[]; description?: unknown } | boolean>;
   required?: unknown;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function typeOf(property: unknown): string {

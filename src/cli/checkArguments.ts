@@ -1,8 +1,5 @@
 import { UsageError } from './UsageError.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject } from '../protocol/index.js';
 
 /** Whether the schema accepts a property it does not list: `additionalProperties` true or a schema, or a pattern. */
 function acceptsUnlisted(schema: Record<string, unknown>, name: string): boolean {

@@ -14,7 +14,7 @@ import {
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 
-import { ErrorCodes, relatedTaskId, TASKS_EXTENSION } from '../protocol/index.js';
+import { ErrorCodes, relatedTaskId, TASKS_EXTENSION, isObject } from '../protocol/index.js';
 import { ClientTaskHost } from './ClientTaskHost.js';
 import { Core20251125Dialect } from './dialects/core20251125.js';
 import { Ext2026Dialect } from './dialects/ext2026.js';
@@ -44,10 +44,6 @@ interface ResumableSession {
 }
 
 const DEFAULT_CLIENT_INFO: Implementation = { name: 'mcp-tasks', version: '0.1.0' };
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * One connection to a server: the SDK client and its transport, the era negotiation, the dialect chosen from what the

@@ -5,7 +5,7 @@ import type { JSONRPCMessage, JSONRPCNotification, MessageExtraInfo, Transport }
 import { honouringRetryAfter, retryAfterMsOf } from './retryAfter.js';
 import { TaskConnectionError, type RpcErrorObject } from './TaskClientError.js';
 import { toTaskClientError } from './toTaskClientError.js';
-import { ErrorCodes } from '../protocol/index.js';
+import { ErrorCodes, isObject } from '../protocol/index.js';
 
 /** A JSON-RPC answer, untouched by any SDK result decoding. */
 export type RawReply = { ok: true; result: Record<string, unknown> } | { ok: false; error: RpcErrorObject };
@@ -30,10 +30,6 @@ export interface RawCall {
 interface Pending {
   resolve(reply: RawReply): void;
   reject(error: Error): void;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The largest delay `setTimeout` honours; anything above it fires at once. */

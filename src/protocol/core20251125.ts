@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-import { isWireObject } from './wireObject.js';
+import { isObject } from './wireObject.js';
 import { WireTaskStatusSchema } from './wireStatus.js';
 
 /** MCP 2025-11-25 core tasks (TASKS-SPEC §1): `params.task` on `tools/call`, `CreateTaskResult`, `tasks/*`. */
@@ -63,9 +63,9 @@ export interface CoreTaskSupport {
 }
 
 export function coreTaskSupport(capabilities: unknown): CoreTaskSupport {
-  const tasks = isWireObject(capabilities) && isWireObject(capabilities['tasks']) ? capabilities['tasks'] : {};
-  const requests = isWireObject(tasks['requests']) ? tasks['requests'] : {};
-  const tools = isWireObject(requests['tools']) ? requests['tools'] : {};
+  const tasks = isObject(capabilities) && isObject(capabilities['tasks']) ? capabilities['tasks'] : {};
+  const requests = isObject(tasks['requests']) ? tasks['requests'] : {};
+  const tools = isObject(requests['tools']) ? requests['tools'] : {};
   return {
     toolCall: tools['call'] !== undefined,
     cancel: tasks['cancel'] !== undefined,

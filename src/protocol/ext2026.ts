@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-import { metaOf, isWireObject } from './wireObject.js';
+import { metaOf, isObject } from './wireObject.js';
 import { RpcErrorSchema, WireTaskStatusSchema } from './wireStatus.js';
 
 /**
@@ -66,13 +66,13 @@ export type DetailedTask = z.infer<typeof DetailedTaskSchema>;
 /** The requestor's declared client capabilities from the per-request envelope. */
 export function envelopeCapabilities(params: Record<string, unknown> | undefined): Record<string, unknown> {
   const capabilities = metaOf(params)?.[CLIENT_CAPABILITIES_META];
-  return isWireObject(capabilities) ? capabilities : {};
+  return isObject(capabilities) ? capabilities : {};
 }
 
 /** Whether this request itself declares the extension in its per-request client capabilities (spec E1). */
 export function declaresTasksExtension(params: Record<string, unknown> | undefined): boolean {
   const extensions = envelopeCapabilities(params)['extensions'];
-  return isWireObject(extensions) && TASKS_EXTENSION in extensions;
+  return isObject(extensions) && TASKS_EXTENSION in extensions;
 }
 
 /** The `data` of -32021 for a request that did not declare the extension (spec E14). */

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-import { isWireObject } from './wireObject.js';
+import { isObject } from './wireObject.js';
 
 /**
  * The project's `_meta` key for a task's latest progress on `tasks/get` (and the status pushes that carry a whole
@@ -20,7 +20,7 @@ export type ProgressMeta = z.infer<typeof ProgressMetaSchema>;
 /** The progress a result or notification carries under PROGRESS_META; undefined when absent or malformed. */
 export function progressFromMeta(value: Record<string, unknown>): ProgressMeta | undefined {
   const meta = value['_meta'];
-  if (!isWireObject(meta)) return undefined;
+  if (!isObject(meta)) return undefined;
   const parsed = ProgressMetaSchema.safeParse(meta[PROGRESS_META]);
   return parsed.success ? parsed.data : undefined;
 }

@@ -3,7 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { urlToHttpOptions } from 'node:url';
 
 import type { RpcError } from './passthrough.js';
-import { ErrorCodes } from '../protocol/index.js';
+import { ErrorCodes, isObject } from '../protocol/index.js';
 
 /** The 2025-era HTTP session a direct exchange joins (the one the SDK client opened). */
 export interface DirectSession {
@@ -39,10 +39,6 @@ function abortError(signal: AbortSignal): Error {
     name: 'AbortError',
     code: 'ABORT_ERR',
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { JwtAuthOptions, McpTasksOptions, RateLimit, TasksHttpHandlerOption
 import type { CallAdmissionOptions } from './CallAdmission.js';
 import type { ProxyToolSettings, ToolRule } from './toolPolicies.js';
 import type { UpstreamPoolOptions } from './UpstreamPool.js';
+import { isObject } from '../protocol/index.js';
 
 /** The `--config` file: per-tool settings by glob, and the library's limit, auth and engine options. */
 export interface ProxyConfig {
@@ -40,10 +41,6 @@ const UPSTREAM_NUMBER_KEYS = [
 ] as const;
 
 const NUMBER_KEYS = ['ttlMs', 'pollIntervalMs', 'timeoutMs', 'concurrency'] as const;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Checks a parsed config file; errors name the key. */
 export function parseProxyConfig(value: unknown): ProxyConfig {

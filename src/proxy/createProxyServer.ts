@@ -9,7 +9,7 @@ import type { InputAnswer, InputRequest } from './InputRoute.js';
 import { PASSTHROUGH } from './passthrough.js';
 import type { ToolPolicies } from './toolPolicies.js';
 import type { UpstreamLease, UpstreamPool } from './UpstreamPool.js';
-import { ErrorCodes } from '../protocol/index.js';
+import { ErrorCodes, isObject } from '../protocol/index.js';
 
 /** Methods forwarded as they are, by the capability that enables them. */
 const FORWARDED: Record<string, string[]> = {
@@ -27,10 +27,6 @@ const RELAYED = new Set([
   'notifications/resources/updated',
   'notifications/message',
 ]);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The capabilities the proxy serves: the upstream's, without its own tasks (the proxy serves those). */
 function servedCapabilities(upstream: Record<string, unknown>): Record<string, unknown> {

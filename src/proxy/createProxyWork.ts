@@ -3,14 +3,10 @@ import { throttledStatus, type TaskWorkHooks } from '../server/index.js';
 import { forwardToolCall, type UpstreamTaskRef } from './forwardToolCall.js';
 import type { ToolPolicies } from './toolPolicies.js';
 import type { UpstreamPool } from './UpstreamPool.js';
-import { ErrorCodes } from '../protocol/index.js';
+import { ErrorCodes, isObject } from '../protocol/index.js';
 
 /** Where a proxy task keeps the upstream's own task it follows. */
 export const UPSTREAM_TASK_META = 'upstreamTask';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** The upstream task a proxy task was following when its process stopped. */
 export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {

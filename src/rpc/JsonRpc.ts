@@ -1,4 +1,6 @@
 /** JSON-RPC 2.0 message shapes as they appear on the wire, independent of any SDK version. */
+import { isObject } from '../protocol/index.js';
+
 export type RequestId = string | number;
 
 export interface JsonRpcRequest {
@@ -30,10 +32,6 @@ export interface JsonRpcErrorResponse {
 export type JsonRpcResponse = JsonRpcResultResponse | JsonRpcErrorResponse;
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export function isRequestId(value: unknown): value is RequestId {
   return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value));
 }
@@ -59,5 +57,3 @@ export function paramsOf(message: { params?: unknown }): Record<string, unknown>
   if (message.params === undefined) return {};
   return isObject(message.params) ? message.params : undefined;
 }
-
-export { isObject };

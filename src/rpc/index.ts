@@ -1,4 +1,5 @@
-export * from './ErrorCodes.js';
+// The codes and the object test live in the wire module, shared with the client; rpc maps engine errors onto them.
+export { ErrorCodes, isObject } from '../protocol/index.js';
 export * from './JsonRpc.js';
 export * from './OperationFailed.js';
 export * from './RpcError.js';

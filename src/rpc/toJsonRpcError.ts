@@ -12,7 +12,7 @@ import {
   TaskTooDeepError,
   type JsonRpcErrorObject,
 } from '../engine/index.js';
-import { ErrorCodes } from './ErrorCodes.js';
+import { ErrorCodes } from '../protocol/index.js';
 import { OperationFailed } from './OperationFailed.js';
 import { RpcError } from './RpcError.js';
 import type { TaskOperation } from './TaskOperation.js';

@@ -1,5 +1,5 @@
-import { ErrorCodes } from './ErrorCodes.js';
-import { isObject, isRequestId, type JsonRpcErrorResponse } from './JsonRpc.js';
+import { ErrorCodes, isObject } from '../protocol/index.js';
+import { isRequestId, type JsonRpcErrorResponse } from './JsonRpc.js';
 
 /**
  * Checks one decoded JSON value against the JSON-RPC 2.0 message shapes MCP uses. Returns the error response to send
