@@ -14,6 +14,7 @@ export * from './util/deepFreeze.js';
 export * from './util/frozenCopy.js';
 export * from './run/StepJournal.js';
 export * from './contracts/StepJournalStore.js';
+export * from './contracts/WebhookOutboxStore.js';
 export * from './contracts/TaskBrowseStore.js';
 export { type CreateTaskInput } from './core/TaskCreation.js';
 export * from './core/TaskEngine.js';

@@ -1,4 +1,5 @@
 import type { StepJournalStore } from './StepJournalStore.js';
+import type { WebhookOutboxStore } from './WebhookOutboxStore.js';
 import type { TaskBrowseStore } from './TaskBrowseStore.js';
 import type { TaskChange } from '../record/TaskChange.js';
 import type { TaskEventBus } from './TaskEventBus.js';
@@ -121,6 +122,8 @@ export interface TaskStore {
   getSecret(): Promise<Uint8Array>;
   /** Step journal and durable timers for workflow tools, when the store has them (opened by the engine). */
   readonly journal?: StepJournalStore;
+  /** Webhook subscriptions and their delivery outbox, when the store has them (EVENTS-SPEC §7). */
+  readonly webhooks?: WebhookOutboxStore;
   /** Each task's transitions, when the store keeps them (opened by the engine). */
   readonly timeline?: TaskTimelineStore;
   /** Reads across owners for operators, when the store has them. */

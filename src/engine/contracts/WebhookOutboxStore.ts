@@ -1,0 +1,106 @@
+/**
+ * A webhook subscription as stored (EVENTS-SPEC §7): the immutable key, the secrets that sign its deliveries (the
+ * current one first, then one still in its rotation grace until `until`), the grant and whether the endpoint was
+ * verified for this `(owner, url)`.
+ */
+export interface WebhookSubscriptionRecord {
+  id: string;
+  owner: string;
+  name: string;
+  url: string;
+  /** The subscription's `arguments` as canonical JSON. */
+  arguments: string;
+  scope: string | null;
+  secrets: Array<{ secret: string; until?: number }>;
+  /** Epoch ms after which it is gone; `null`: no expiry. */
+  expiresAt: number | null;
+  createdAt: number;
+  verified: boolean;
+}
+
+/** Delivery health, updated after attempts, apart from the record so a refresh and an attempt never overwrite each other. */
+export interface WebhookSubscriptionStatus {
+  active: boolean;
+  lastDeliveryAt: number | null;
+  lastError: string | null;
+  failedSince: number | null;
+  /** The rolling window for suspension: its start and the attempts and failures in it. */
+  windowStart: number;
+  windowAttempts: number;
+  windowFailures: number;
+}
+
+export interface StoredWebhookSubscription {
+  record: WebhookSubscriptionRecord;
+  status: WebhookSubscriptionStatus;
+  /** The highest settled position with nothing unsettled before it (spec V86); only moves forward. */
+  watermark: { seq: number; cursor: string | null } | null;
+}
+
+/** One delivery to make: an event or a control envelope. */
+export interface OutboxEntry {
+  subscriptionId: string;
+  /** `webhook-id`: the same on every attempt (Standard Webhooks). */
+  webhookId: string;
+  kind: 'event' | 'gap' | 'terminated';
+  /** The JSON body without its `cursor` (set per attempt as the watermark allows). */
+  body: string;
+  cursor: string | null;
+  /** When the next attempt is due (epoch ms). */
+  dueAt: number;
+  /** For `terminated`: where and with what to sign, as the subscription is gone by then. */
+  target?: { url: string; secrets: string[] };
+}
+
+export interface OutboxRow extends OutboxEntry {
+  /** Store-wide increasing: the order of deliveries within a subscription. */
+  seq: number;
+  attempts: number;
+  lastStatus: string | null;
+  /** The claim holding the row; a lapsed claim's row is due again at `dueAt` (its lease end). */
+  token: string | null;
+  done: boolean;
+}
+
+export type OutboxSettlement = { done: true; lastStatus: string } | { done: false; dueAt: number; lastStatus: string };
+
+/**
+ * Webhook subscriptions and their delivery outbox, in tables or keys of their own. Claims are leases: a row claimed by
+ * a process that dies is due again when its lease ends, and only the holder of the current claim may settle it, so N
+ * instances deliver each row once per lease (a retry keeps the row's `webhookId`). Every store passes the shared
+ * outbox contract suite.
+ */
+export interface WebhookOutboxStore {
+  init(): Promise<void>;
+  /**
+   * Inserts or replaces the record (a replace keeps status and watermark unless `status` is given). A new one is
+   * refused with `'limit'` when its owner has `maxPerOwner` already.
+   */
+  saveSubscription(
+    record: WebhookSubscriptionRecord,
+    status: WebhookSubscriptionStatus | undefined,
+    maxPerOwner: number,
+  ): Promise<'created' | 'updated' | 'limit'>;
+  getSubscription(id: string): Promise<StoredWebhookSubscription | undefined>;
+  subscriptionsOf(owner: string): Promise<StoredWebhookSubscription[]>;
+  subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]>;
+  setStatus(id: string, status: WebhookSubscriptionStatus): Promise<void>;
+  /** Moves the watermark to `seq` unless it is there or beyond already. */
+  advanceWatermark(id: string, seq: number, cursor: string | null): Promise<void>;
+  /** Removes the subscription and its rows (but `terminated` ones); false when there was none. */
+  deleteSubscription(id: string): Promise<boolean>;
+  /**
+   * Adds a row; `undefined` when the subscription has `maxQueued` rows not yet done. A `gap` row is not bounded: it
+   * replaces the cursor of the subscription's unclaimed gap row when there is one (one gap waits per subscription).
+   */
+  enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined>;
+  /** Claims up to `limit` rows due at `now` (not done, unclaimed or with a lapsed lease) for `leaseMs`. */
+  claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]>;
+  /** Settles a claimed row; false (nothing written) when `token` no longer holds it. */
+  settle(seq: number, token: string, settlement: OutboxSettlement): Promise<boolean>;
+  /** The subscription's rows, by `seq`. */
+  rowsOf(subscriptionId: string): Promise<OutboxRow[]>;
+  deleteRows(seqs: readonly number[]): Promise<void>;
+  /** Ids of subscriptions whose grant ended before `now`. */
+  expired(now: number, limit: number): Promise<string[]>;
+}
