@@ -3,6 +3,7 @@ import type { WebhookOutboxStore } from './WebhookOutboxStore.js';
 import type { TaskBrowseStore } from './TaskBrowseStore.js';
 import type { TaskChange } from '../record/TaskChange.js';
 import type { TaskEventBus } from './TaskEventBus.js';
+import type { TaskEventLog } from './TaskEventLog.js';
 import type { TaskRecord } from '../record/TaskRecord.js';
 import type { TaskTimelineStore, TimelineEntry } from '../record/TaskTimeline.js';
 
@@ -126,6 +127,8 @@ export interface TaskStore {
   readonly webhooks?: WebhookOutboxStore;
   /** Each task's transitions, when the store keeps them (opened by the engine). */
   readonly timeline?: TaskTimelineStore;
+  /** Each task's emitted events, when the store keeps them (opened by the engine). */
+  readonly eventLog?: TaskEventLog;
   /** Reads across owners for operators, when the store has them. */
   readonly browse?: TaskBrowseStore;
 }

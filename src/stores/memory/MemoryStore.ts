@@ -13,6 +13,7 @@ import {
 import { MemoryBrowse } from './MemoryBrowse.js';
 import { MemoryStepJournalStore } from './MemoryStepJournalStore.js';
 import { MemoryTimeline } from './MemoryTimeline.js';
+import { MemoryTaskEventLog } from './MemoryTaskEventLog.js';
 import { MinHeap } from './MinHeap.js';
 import { TaskPositions } from './TaskPositions.js';
 
@@ -43,6 +44,7 @@ export class MemoryStore implements TaskStore {
   readonly events = new LocalEventBus();
   readonly journal = new MemoryStepJournalStore();
   readonly timeline = new MemoryTimeline();
+  readonly eventLog = new MemoryTaskEventLog();
   readonly browse = new MemoryBrowse({
     positions: () => this.all,
     positionsOf: (owner) => this.byOwner.get(owner),

@@ -33,6 +33,7 @@ import {
 } from './pgTaskRows.js';
 import { PgTaskWrites } from './PgTaskWrites.js';
 import { PgTimeline } from './PgTimeline.js';
+import { PgTaskEventLog } from './PgTaskEventLog.js';
 import { waitForConnection } from './waitForConnection.js';
 
 export interface PostgresStoreOptions {
@@ -75,6 +76,7 @@ export class PostgresStore implements TaskStore {
   readonly events: PgEventBus;
   readonly journal: PgStepJournalStore;
   readonly timeline: PgTimeline;
+  readonly eventLog: PgTaskEventLog;
   readonly browse: PgBrowse;
   private readonly pool: pg.Pool;
   private readonly ownPool: boolean;
@@ -133,6 +135,7 @@ export class PostgresStore implements TaskStore {
     this.journal = new PgStepJournalStore(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks', this.statements);
     this.browse = new PgBrowse(this.pool, this.names);
+    this.eventLog = new PgTaskEventLog(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.writes = new PgTaskWrites(
       (text, values) => this.query(text, values),
       this.names,

@@ -36,6 +36,7 @@ import {
   SWEEP,
 } from './redisScripts.js';
 import { RedisTimeline, timelineArgs } from './RedisTimeline.js';
+import { RedisTaskEventLog } from './RedisTaskEventLog.js';
 import { waitForReady } from './waitForReady.js';
 
 export interface RedisStoreOptions {
@@ -86,6 +87,7 @@ export class RedisStore implements TaskStore {
   readonly events: RedisEventBus;
   readonly journal: RedisStepJournalStore;
   readonly timeline: RedisTimeline;
+  readonly eventLog: RedisTaskEventLog;
   readonly browse: RedisBrowse;
   private readonly redis: Redis;
   private readonly ownClient: boolean;
@@ -127,6 +129,7 @@ export class RedisStore implements TaskStore {
     for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
     this.journal = new RedisStepJournalStore(this.redis, this.keys.prefix);
     this.timeline = new RedisTimeline(this.redis, this.keys.prefix);
+    this.eventLog = new RedisTaskEventLog(this.redis, this.keys.prefix);
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({
       lazyConnect: true,

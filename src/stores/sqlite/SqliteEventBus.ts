@@ -1,16 +1,25 @@
 import type Database from 'better-sqlite3';
 
-import { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../../engine/index.js';
+import {
+  eventLogTopic,
+  LocalEventBus,
+  type TaskChange,
+  type TaskEventBus,
+  type TaskEventListener,
+} from '../../engine/index.js';
 
 /** Task ids checked per query: well under SQLite's bound-parameter limit. */
 const CHUNK = 500;
+
+/** Topics of a task's event log (see eventLogTopic): their "version" is the log's length, not a task's version. */
+const LOG_TOPIC = eventLogTopic('');
 
 /**
  * Events for processes sharing one SQLite file. Publishes fan out in this process at once; changes committed by
  * another process (or another connection) are noticed by one timer per store that reads `PRAGMA data_version`, a
  * counter SQLite bumps whenever another connection commits to the file. Only when it moved are the versions of the
  * tasks someone here waits on read back, and the changed (or deleted) ones woken, so an idle poll costs one pragma
- * and a busy one a primary-key lookup per watched task.
+ * and a busy one a primary-key lookup per watched task. A watched event log topic is woken when its log grew.
  */
 export class SqliteEventBus implements TaskEventBus {
   private readonly local: LocalEventBus;
@@ -19,6 +28,7 @@ export class SqliteEventBus implements TaskEventBus {
   private db: Database.Database | undefined;
   private dataVersion: Database.Statement | undefined;
   private versionOf: Database.Statement | undefined;
+  private logLength: Database.Statement | undefined;
   private readonly byCount = new Map<number, Database.Statement>();
   private lastDataVersion = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -33,6 +43,7 @@ export class SqliteEventBus implements TaskEventBus {
   /** Starts watching the file through `db` (the store's connection). A `pollMs` of 0 keeps events in-process. */
   start(db: Database.Database): void {
     this.db = db;
+    this.logLength = undefined;
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.versionOf = db.prepare('SELECT version FROM mcp_tasks WHERE task_id = ?').pluck();
     this.lastDataVersion = this.dataVersion.get() as number;
@@ -69,6 +80,7 @@ export class SqliteEventBus implements TaskEventBus {
     this.watched.clear();
     this.byCount.clear();
     this.db = undefined;
+    this.logLength = undefined;
     await this.local.close();
   }
 
@@ -90,8 +102,17 @@ export class SqliteEventBus implements TaskEventBus {
 
   private changedTasks(): string[] {
     const db = this.db as Database.Database;
-    const ids = [...this.watched.keys()];
+    const ids: string[] = [];
     const changed: string[] = [];
+    for (const [id, entry] of this.watched) {
+      if (!id.startsWith(LOG_TOPIC)) ids.push(id);
+      else {
+        const length = this.readVersion(id);
+        if (entry.version === length) continue;
+        entry.version = length;
+        changed.push(id);
+      }
+    }
     for (let i = 0; i < ids.length; i += CHUNK) {
       const chunk = ids.slice(i, i + CHUNK);
       const rows = this.versionsOf(db, chunk.length).all(...chunk) as Array<{ task_id: string; version: number }>;
@@ -123,9 +144,19 @@ export class SqliteEventBus implements TaskEventBus {
 
   private readVersion(taskId: string): number | null {
     try {
+      if (taskId.startsWith(LOG_TOPIC)) return this.readLogLength(taskId.slice(LOG_TOPIC.length));
       return (this.versionOf?.get(taskId) as number | undefined) ?? null;
     } catch {
       return null;
     }
+  }
+
+  /** The length of a task's event log; null while the log's table does not exist yet. */
+  private readLogLength(taskId: string): number | null {
+    if (!this.db) return null;
+    this.logLength ??= this.db
+      .prepare('SELECT coalesce(max(seq) + 1, 0) FROM mcp_tasks_event_log WHERE task_id = ?')
+      .pluck();
+    return this.logLength.get(taskId) as number;
   }
 }

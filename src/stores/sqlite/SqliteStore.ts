@@ -25,6 +25,7 @@ import { SqliteEventBus } from './SqliteEventBus.js';
 import { SqliteBrowse } from './SqliteBrowse.js';
 import { SqliteStepJournalStore } from './SqliteStepJournalStore.js';
 import { SqliteTimeline } from './SqliteTimeline.js';
+import { SqliteTaskEventLog } from './SqliteTaskEventLog.js';
 import { WalSync } from './WalSync.js';
 
 export interface SqliteStoreOptions {
@@ -95,6 +96,7 @@ const BUSY_RETRIED = [
 ] as const;
 const JOURNAL_BUSY_RETRIED = ['init', 'fence', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
 const TIMELINE_BUSY_RETRIED = ['init', 'append', 'read', 'remove'] as const;
+const EVENT_LOG_BUSY_RETRIED = ['init', 'append', 'read', 'length', 'remove'] as const;
 const BROWSE_BUSY_RETRIED = ['init', 'page', 'counts'] as const;
 
 const ACTIVE = `status IN ('working', 'input_required')`;
@@ -114,6 +116,7 @@ export class SqliteStore implements TaskStore {
   private readonly commits: GroupCommit;
   readonly journal: SqliteStepJournalStore;
   readonly timeline: SqliteTimeline;
+  readonly eventLog: SqliteTaskEventLog;
   readonly browse = new SqliteBrowse(() => this.db);
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
   private readonly runners: RunnerLocks | undefined;
@@ -137,11 +140,13 @@ export class SqliteStore implements TaskStore {
     this.cache = new RecordCache(options.recordCacheEntries ?? 1000, (options.recordCacheMiB ?? 16) * 1024 * 1024);
     this.journal = new SqliteStepJournalStore(() => this.db, this.commits);
     this.timeline = new SqliteTimeline(() => this.db, this.commits);
+    this.eventLog = new SqliteTaskEventLog(() => this.db, this.commits);
     this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0);
     if (this.inFile) this.runners = new RunnerLocks(`${options.path}.runners`);
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.timeline, TIMELINE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
+    retryWhenBusy(this.eventLog, EVENT_LOG_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.browse, BROWSE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
   }
 
