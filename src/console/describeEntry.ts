@@ -22,6 +22,8 @@ export function describeEntry(entry: TimelineEntry): string {
       return `offered ${entry.key ?? ''} (${entry.method ?? 'input'})${entry.message ? `: ${entry.message}` : ''}`;
     case 'input_answered':
       return `answered${entry.error ? ' with an error' : ''} (${entry.key ?? ''})`;
+    case 'operator':
+      return `${entry.message ?? 'acted'} (by ${entry.by ?? 'an operator'})`;
     case 'input_withdrawn':
       return `question withdrawn (${entry.key ?? ''})`;
     case 'suspended':
@@ -32,6 +34,16 @@ export function describeEntry(entry: TimelineEntry): string {
       return entry.action === 'fail' ? 'failed after its runner stopped' : 're-run after its runner stopped';
     case 'cancelled':
       return `cancelled by ${entry.by ?? 'unknown'}`;
+    case 'run_ended':
+      if (entry.ran === 'aborted' || entry.ran === 'handed-back')
+        return `run ${entry.attempt ?? '?'} ${entry.ran === 'aborted' ? 'stopped' : 'handed back'} ${entry.stopMs ?? '?'} ms after it was told to stop`;
+      return `run ${entry.attempt ?? '?'} ${entry.ran === 'parked' ? 'parked (waiting)' : 'finished'}`;
+    case 'run_overdue':
+      return `⚠ still running ${((entry.graceMs ?? 0) / 1000).toFixed(1)} s after it was told to stop: the work ignores the abort`;
+    case 'rerun':
+      return entry.direction === 'from'
+        ? `re-run of ${entry.link ?? '?'}${entry.by ? ` by ${entry.by}` : ''}`
+        : `re-run as ${entry.link ?? '?'}${entry.by ? ` by ${entry.by}` : ''}`;
     default:
       return String(entry.kind);
   }

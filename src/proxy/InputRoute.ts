@@ -1,3 +1,5 @@
+import type { InputAnswer, InputRequest } from '../engine/index.js';
+
 /** A JSON-RPC error object as it travels on the wire. */
 export interface RpcError {
   code: number;
@@ -5,9 +7,8 @@ export interface RpcError {
   data?: unknown;
 }
 
-/** A request from the upstream (elicitation, sampling) and the answer it gets. */
-export type InputRequest = { method: string; params?: Record<string, unknown> };
-export type InputAnswer = { result: Record<string, unknown> } | { error: RpcError };
+// A request from the upstream (elicitation, sampling) and the answer it gets: the engine's shapes.
+export type { InputAnswer, InputRequest };
 
 /** A call in flight that can take the upstream's questions: a bridged task names its upstream task. */
 export interface InputRoute {

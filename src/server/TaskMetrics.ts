@@ -22,6 +22,8 @@ export class TaskMetrics {
   private readonly duration: Histogram<'dialect' | 'status'>;
   private readonly recovered: Counter<'action'>;
   private readonly refused: Counter<'limit'>;
+  private readonly stopped: Histogram;
+  private readonly overdue: Counter;
 
   constructor(options: TaskMetricsOptions = {}) {
     this.registry = options.registry ?? new Registry();
@@ -57,6 +59,17 @@ export class TaskMetrics {
       labelNames: ['limit'],
       registers,
     });
+    this.stopped = new Histogram({
+      name: 'mcp_tasks_run_stop_seconds',
+      help: 'Time from telling a run to stop (cancel, expiry, takeover) to its work returning',
+      buckets: [0.01, 0.1, 1, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.overdue = new Counter({
+      name: 'mcp_tasks_abort_ignored_total',
+      help: 'Runs still running past the grace period after they were told to stop (handlers that ignore aborts)',
+      registers,
+    });
     const load = options.load;
     if (load) {
       new Gauge({
@@ -84,6 +97,8 @@ export class TaskMetrics {
     const dialect = generationOf(event.task.dialect) ?? event.task.dialect;
     if (event.type === 'created') this.created.inc({ dialect });
     if (event.type === 'recovered') this.recovered.inc({ action: event.action });
+    if (event.type === 'run_stopped') this.stopped.observe(event.stopMs / 1000);
+    if (event.type === 'run_overdue') this.overdue.inc();
     if (event.type === 'finished') {
       const status = event.task.status;
       this.finished.inc({ dialect, status });

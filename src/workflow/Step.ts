@@ -1,3 +1,5 @@
+import type { InputRequest } from '../engine/index.js';
+
 /** Per-step retries: up to `limit` further attempts, waiting `baseDelayMs · 2^(n-1)` (at most `maxDelayMs`), jittered. */
 export interface RetryPolicy {
   limit?: number;
@@ -17,11 +19,7 @@ export interface StepAttempt {
   attempt: number;
 }
 
-/** An input request as the requestor receives it, e.g. `{ method: 'elicitation/create', params: { message, … } }`. */
-export interface InputRequest {
-  method: string;
-  params?: Record<string, unknown>;
-}
+export type { InputRequest };
 
 /** The requestor's answer (e.g. `{ action: 'accept', content }`), or `{ outcome: 'timed_out' }` once the deadline passed. */
 export type ElicitOutcome = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import {
   TaskEngine,
@@ -66,9 +66,16 @@ describe('a task created while the in-process executor has a slot free is claime
     gated.release(task.taskId);
     const done = await engine.waitForTerminal(task.taskId);
     expect(done).toMatchObject({ status: 'completed', attempts: 1, version: 2 });
-    const timeline = await engine.timeline('o', task.taskId);
-    expect(timeline.map((entry) => entry.kind)).toEqual(['created', 'started', 'status']);
-    expect(timeline[1]).toMatchObject({ attempt: 1, runner: executor.runnerId });
+    // Derived from the stored writes: the insert (created, started) and the outcome, and the run's end beside them.
+    await vi.waitFor(async () =>
+      expect((await engine.timeline('o', task.taskId)).map((entry) => entry.kind)).toEqual([
+        'created',
+        'started',
+        'status',
+        'run_ended',
+      ]),
+    );
+    expect((await engine.timeline('o', task.taskId))[1]).toMatchObject({ attempt: 1, runner: executor.runnerId });
   });
 
   it('is stored unclaimed when it has to wait for a slot, and claimed when its turn comes', async () => {
@@ -84,12 +91,15 @@ describe('a task created while the in-process executor has a slot free is claime
     const done = await engine.waitForTerminal(second.taskId);
     // Its claim is a write of its own: version 2, the outcome 3.
     expect(done).toMatchObject({ status: 'completed', attempts: 1, version: 3 });
-    expect((await engine.timeline('o', second.taskId)).map((entry) => entry.kind)).toEqual([
-      'created',
-      'runner',
-      'started',
-      'status',
-    ]);
+    await vi.waitFor(async () =>
+      expect((await engine.timeline('o', second.taskId)).map((entry) => entry.kind)).toEqual([
+        'created',
+        'runner',
+        'started',
+        'status',
+        'run_ended',
+      ]),
+    );
   });
 
   it('does not run work for a task cancelled between its insert and the start of its run', async () => {

@@ -13,4 +13,8 @@ export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
 export type TaskLifecycleEvent =
   | { type: 'created' | 'deleted'; task: TaskRecord }
   | { type: 'finished'; task: TaskRecord }
-  | { type: 'recovered'; task: TaskRecord; action: 'rerun' | 'fail' };
+  | { type: 'recovered'; task: TaskRecord; action: 'rerun' | 'fail' }
+  /** A run told to stop (cancel, expiry, takeover) ended; `stopMs` from the abort to its work returning. */
+  | { type: 'run_stopped'; task: TaskRecord; stopMs: number }
+  /** A run told to stop still ran past the grace period: its work ignores the abort. */
+  | { type: 'run_overdue'; task: TaskRecord; graceMs: number };

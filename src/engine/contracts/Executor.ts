@@ -9,6 +9,7 @@ import type {
   TaskRecord,
 } from '../record/TaskRecord.js';
 import type { TaskStore } from './TaskStore.js';
+import type { TimelineEntry } from '../record/TaskTimeline.js';
 
 /** What a running task's work can do besides returning its outcome. */
 export interface TaskWorkContext {
@@ -96,6 +97,13 @@ export interface EngineHandle {
   isExpired(record: TaskRecord, now: number): boolean;
   /** Fires a durable timer: resumes the task if it is still parked until `wakeAt` and that time has come. */
   wake(entry: WakeEntry): Promise<boolean>;
+  /** How long a run told to stop may keep running before its timeline flags it. Default 10 s. */
+  readonly abortGraceMs?: number;
+  /**
+   * Records how a run ended, or that a run told to stop outlived the grace period, on the task's timeline (and the
+   * lifecycle hook). Never throws.
+   */
+  runEnded?(task: TaskRecord, entry: TimelineEntry): Promise<void>;
 }
 
 /** What the engine already read about a task it submits, so an executor need not read it again. */

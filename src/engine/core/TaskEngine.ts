@@ -11,13 +11,19 @@ import type { WakeEntry } from '../contracts/StepJournalStore.js';
 import { StoreReachability } from './StoreReachability.js';
 import { TaskAccess } from './TaskAccess.js';
 import { TaskCreation, type CreateTaskInput } from './TaskCreation.js';
-import { DEFAULT_LEASE_MS, type ListResult, type TaskEngineOptions } from './TaskEngineOptions.js';
+import {
+  DEFAULT_ABORT_GRACE_MS,
+  DEFAULT_LEASE_MS,
+  type ListResult,
+  type TaskEngineOptions,
+} from './TaskEngineOptions.js';
 import { StoreUnavailableError, TaskNotFoundError } from '../record/TaskError.js';
 import { TaskInputs } from './TaskInputs.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
   INTERNAL_ERROR_CODE,
   type InputAnswer,
+  type InputRequest,
   type JsonRpcErrorObject,
   type ProgressUpdate,
   type ReportedStatus,
@@ -32,7 +38,7 @@ import { TaskWaiting } from './TaskWaiting.js';
 import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TimelineRecorder } from './TimelineRecorder.js';
 import * as transitions from '../record/transitions.js';
-import type { InputRequest, LeaseGrant } from '../record/transitions.js';
+import type { LeaseGrant } from '../record/transitions.js';
 
 /**
  * The task engine: dialect-neutral lifecycle, owner scoping, expiry, waiting and recovery over a TaskStore. A façade
@@ -44,6 +50,7 @@ export class TaskEngine implements EngineHandle {
   readonly clock: Clock;
   readonly limits: EngineLimits;
   readonly leaseMs: number;
+  readonly abortGraceMs: number;
   private executor: Executor | undefined;
   private readonly logger: EngineLogger;
   private readonly cursorTtlMs: number;
@@ -66,6 +73,7 @@ export class TaskEngine implements EngineHandle {
     this.limits = { ...DEFAULT_LIMITS, ...Object.fromEntries(given) };
     checkLimits(this.limits);
     this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    this.abortGraceMs = options.abortGraceMs ?? DEFAULT_ABORT_GRACE_MS;
     this.cursorTtlMs = options.cursorTtlMs ?? 60 * 60 * 1000;
     this.logger = options.logger ?? silentLogger;
     const timelines = new TimelineRecorder(this.store, this.limits.timelineEntries, this.logger);
@@ -162,6 +170,23 @@ export class TaskEngine implements EngineHandle {
   async timeline(scope: OwnerScope, taskId: string): Promise<TimelineEntry[]> {
     await this.get(scope, taskId);
     return this.access.guard(() => this.access.timelines.read(taskId));
+  }
+
+  /**
+   * Appends entries no stored write derives (how a run ended, a re-run's link, who answered from the console) to a
+   * task's timeline. A failed append is logged, never thrown: what it records has happened already.
+   */
+  async recordTimeline(taskId: string, entries: TimelineEntry[]): Promise<void> {
+    await this.access.timelines.append(taskId, entries);
+  }
+
+  /** EngineHandle.runEnded: the run's end on the timeline, and for a run told to stop, on the lifecycle hook. */
+  async runEnded(task: TaskRecord, entry: TimelineEntry): Promise<void> {
+    // A run that stopped for a deleted or swept task writes nothing: its timeline went with it.
+    if (entry.ran !== 'finished' && !(await this.store.get(task.taskId).catch(() => undefined))) return;
+    await this.recordTimeline(task.taskId, [entry]);
+    if (entry.kind === 'run_overdue') this.access.emit({ type: 'run_overdue', task, graceMs: entry.graceMs ?? 0 });
+    else if (entry.ran === 'aborted') this.access.emit({ type: 'run_stopped', task, stopMs: entry.stopMs ?? 0 });
   }
 
   /** One page of the owner's tasks, newest first. */

@@ -13,6 +13,9 @@ import type { TaskStore } from '../contracts/TaskStore.js';
  */
 export const DEFAULT_LEASE_MS = 15_000;
 
+/** How long a run told to stop may keep running before its timeline flags it. */
+export const DEFAULT_ABORT_GRACE_MS = 10_000;
+
 export interface TaskEngineOptions {
   store: TaskStore;
   executor?: Executor;
@@ -24,6 +27,8 @@ export interface TaskEngineOptions {
    * queue workers started with `runWorker`.
    */
   leaseMs?: number;
+  /** How long a run told to stop may keep running before its timeline flags it (`run_overdue`). Default 10 s. */
+  abortGraceMs?: number;
   /** Interval of the expiry sweeper. Default 60 s; 0 disables it. */
   sweepIntervalMs?: number;
   /** Interval of the dead-runner scan (an indexed read). Default: a third of `leaseMs`; 0 disables it. */

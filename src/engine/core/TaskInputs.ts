@@ -7,7 +7,7 @@ import type { RunHandover, TaskMaintenance } from './TaskMaintenance.js';
 import type { InputAnswer, TaskRecord } from '../record/TaskRecord.js';
 import { isTerminal } from '../record/TaskStatus.js';
 import * as transitions from '../record/transitions.js';
-import type { InputRequest } from '../record/transitions.js';
+import type { InputRequest } from '../record/TaskRecord.js';
 
 /**
  * What the work asks of its requestor and how it waits for it: input requests, suspension and parking (durable

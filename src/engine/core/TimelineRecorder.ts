@@ -36,6 +36,17 @@ export class TimelineRecorder {
     }
   }
 
+  /** Entries no write derives (see TaskEngine.recordTimeline); a failed append is logged. */
+  async append(taskId: string, entries: TimelineEntry[]): Promise<void> {
+    const timeline = this.store.timeline;
+    if (!timeline || this.maxEntries <= 0 || entries.length === 0) return;
+    try {
+      await timeline.append(taskId, entries, this.maxEntries);
+    } catch (error) {
+      this.logger.warn({ taskId, error: String(error) }, 'task timeline append failed');
+    }
+  }
+
   async remove(taskId: string): Promise<void> {
     await this.store.timeline?.remove(taskId);
   }

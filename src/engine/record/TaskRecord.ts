@@ -23,10 +23,14 @@ export interface TaskRequest {
   params: Record<string, unknown>;
 }
 
-/** An outstanding request the work sent to the requestor (elicitation, sampling, roots). */
-export interface PendingInput {
+/** A request the work sends to the requestor, e.g. `{ method: 'elicitation/create', params: { message, … } }`. */
+export interface InputRequest {
   method: string;
   params?: Record<string, unknown>;
+}
+
+/** An outstanding request the work sent to the requestor (elicitation, sampling, roots). */
+export interface PendingInput extends InputRequest {
   createdAt: number;
 }
 
@@ -71,7 +75,7 @@ export interface ReportedStatus {
 }
 
 /** The latest progress stored on a task; `seq` grows with every report, so a reader never goes backwards. */
-export interface TaskProgress extends ProgressUpdate {
+export interface StoredProgress extends ProgressUpdate {
   seq: number;
 }
 
@@ -111,7 +115,7 @@ export interface TaskRecord {
    * The latest progress the work reported, wherever it runs: `tasks/get` carries it (`_meta`, every generation), and
    * the instance holding the requestor's connection relays it when the work runs in another process (a queue worker).
    */
-  progress?: TaskProgress;
+  progress?: StoredProgress;
   /** How a tools/call result with `isError: true` ends: the generations disagree, so the dialect decides. */
   toolErrorStatus: 'failed' | 'completed';
   /** Whether the work may be run again after the process running it died. */

@@ -15,7 +15,15 @@ export type TimelineKind =
   | 'suspended'
   | 'resumed'
   | 'recovered'
-  | 'cancelled';
+  | 'cancelled'
+  /** A run of the work ended (written by the runner, not derived from records). */
+  | 'run_ended'
+  /** A run told to stop is still running past the grace period (its work ignores the abort). */
+  | 'run_overdue'
+  /** The task was re-run as another task, or is the re-run of one (`link` names the other). */
+  | 'rerun'
+  /** An operator acted on the task from the console (`by`: the console role; `message`: what was done). */
+  | 'operator';
 
 /** One transition of a task, with the time it was stored. Only the fields of its kind are set. */
 export interface TimelineEntry {
@@ -31,10 +39,18 @@ export interface TimelineEntry {
   method?: string;
   /** An answer that was a JSON-RPC error (declined, failed). */
   error?: boolean;
-  /** Who cancelled: the owner scope of the request, or the console. */
+  /** Who cancelled (the owner scope of the request, or the console), or who acted (operator, rerun). */
   by?: string;
   action?: 'rerun' | 'fail';
   wakeAt?: number;
+  /** run_ended: how the run ended; `stopMs` is how long its work took to stop after it was told to (aborted). */
+  ran?: 'finished' | 'parked' | 'aborted' | 'handed-back';
+  stopMs?: number;
+  /** run_overdue: the grace period the run outlived. */
+  graceMs?: number;
+  /** rerun: the other task, and whether this one is the original (`to`) or the re-run (`from`). */
+  link?: string;
+  direction?: 'to' | 'from';
 }
 
 /**

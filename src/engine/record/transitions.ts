@@ -8,11 +8,12 @@ import { InvalidTransitionError, TaskTerminalError } from './TaskError.js';
 import {
   INTERNAL_ERROR_CODE,
   type InputAnswer,
+  type InputRequest,
   type PendingInput,
   type ProgressUpdate,
   type ReportedStatus,
   type TaskOutcome,
-  type TaskProgress,
+  type StoredProgress,
   type TaskRecord,
 } from './TaskRecord.js';
 import { canTransition, isTerminal, type TaskStatus } from './TaskStatus.js';
@@ -28,8 +29,6 @@ export interface LeaseGrant {
   runner: string;
   until: number;
 }
-
-export type InputRequest = { method: string; params?: Record<string, unknown> };
 
 /** A change that also says which input keys it added or took. */
 export interface KeyedChange {
@@ -266,7 +265,7 @@ export function reportProgress(record: TaskRecord, update: ProgressUpdate): Task
 }
 
 function withProgress(record: TaskRecord, update: ProgressUpdate): TaskRecord {
-  const progress: TaskProgress = { progress: update.progress, seq: (record.progress?.seq ?? 0) + 1 };
+  const progress: StoredProgress = { progress: update.progress, seq: (record.progress?.seq ?? 0) + 1 };
   if (update.total !== undefined) progress.total = update.total;
   const next = { ...(update.message === undefined ? record : withoutNote(record)), progress };
   if (update.message !== undefined) {

@@ -2,6 +2,7 @@ import { silentLogger, type EngineLogger } from '../contracts/EngineHooks.js';
 import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from '../contracts/Executor.js';
 import { INTERNAL_ERROR_CODE, type ReportedStatus, type TaskOutcome, type TaskRecord } from '../record/TaskRecord.js';
 import { isTerminal } from '../record/TaskStatus.js';
+import type { TimelineEntry } from '../record/TaskTimeline.js';
 import { RunSpan } from '../tracing/taskTracing.js';
 import { watchTask, type TaskWatch } from '../core/TaskWatch.js';
 import { superseded } from '../record/transitions.js';
@@ -46,7 +47,11 @@ interface Run {
   latest: TaskRecord;
   /** The run's last report of itself (message, progress): written again with the outcome, so none is lost. */
   reported?: ReportedStatus;
+  /** The work returned SUSPENDED: the run ended parked (for input or a durable timer), not finished. */
+  parked?: boolean;
 }
+
+const TASK_GONE = 'the task no longer exists';
 
 /**
  * The one run path of every executor: gives claimed work its context, settles its outcome, keeps the runner's leases
@@ -172,6 +177,7 @@ export class TaskRunner {
     if (!watch || watch.heardPast(task.version)) this.recheck(run);
     watch?.stop();
     this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task started');
+    const stopping = this.watchStop(run);
     try {
       let outcome: TaskOutcome | TaskSuspension;
       let statusMessage: string | undefined;
@@ -186,6 +192,7 @@ export class TaskRunner {
       if (signal.aborted) return this.aborted(task, signal);
       run.returned = true;
       if (outcome.kind === 'suspended') {
+        run.parked = true;
         // Parked without a runner, for input or a durable timer: an answer or the timer hands it to the executor again.
         this.logger.info(
           { taskId, attempt, runner: this.runnerId },
@@ -209,11 +216,51 @@ export class TaskRunner {
         );
       return { outcome: 'finished' };
     } finally {
+      stopping.ended();
       stopObserving();
       runs.delete(run);
       // A task's set is dropped only once empty, so an empty one is still the task's.
       if (runs.size === 0) this.running.delete(taskId);
     }
+  }
+
+  /**
+   * Times a run from the abort that tells it to stop to its work returning, and flags it on the task's timeline once
+   * it outlives the grace period (its work ignores the abort); `ended` records how the run ended. Runs that end on
+   * their own record `finished` (or `parked`); a run whose task is gone records nothing.
+   */
+  private watchStop(run: Run): { ended(): void } {
+    const { signal } = run.controller;
+    const record = this.engine.runEnded?.bind(this.engine);
+    if (!record) return { ended() {} };
+    const grace = this.engine.abortGraceMs ?? 10_000;
+    let abortedAt: number | undefined;
+    let overdue: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      abortedAt = Date.now();
+      overdue = setTimeout(() => {
+        this.logger.warn({ taskId: run.taskId, graceMs: grace }, 'task run still running after it was told to stop');
+        void record(run.latest, { at: Date.now(), kind: 'run_overdue', graceMs: grace });
+      }, grace);
+      overdue.unref();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    return {
+      ended: () => {
+        signal.removeEventListener('abort', onAbort);
+        clearTimeout(overdue);
+        const at = Date.now();
+        const entry: TimelineEntry = { at, kind: 'run_ended', ran: 'finished', attempt: run.attempt };
+        if (abortedAt !== undefined) {
+          const handedBack = signal.reason instanceof TaskRunAbortedError && signal.reason.handedBack;
+          entry.ran = handedBack ? 'handed-back' : 'aborted';
+          entry.stopMs = at - abortedAt;
+          // A deleted task keeps no timeline.
+          if (signal.reason instanceof TaskRunAbortedError && signal.reason.message === TASK_GONE) return;
+        } else if (run.parked) entry.ran = 'parked';
+        void record(run.latest, entry);
+      },
+    };
   }
 
   /**
@@ -294,7 +341,7 @@ export class TaskRunner {
     if (run.controller.signal.aborted) return;
     if (record && record.version > run.latest.version) run.latest = record;
     let reason: string | undefined;
-    if (!record) reason = 'the task no longer exists';
+    if (!record) reason = TASK_GONE;
     // Once the work has returned, a terminal status is most likely its own outcome landing (the engine keeps the first).
     else if (isTerminal(record.status)) reason = run.returned ? undefined : `the task is ${record.status}`;
     else if (this.engine.isExpired(record, Date.now())) reason = 'the task has expired';
