@@ -10,7 +10,7 @@
 //   MCP_TASKS_SHUTDOWN_TIMEOUT_MS  how long SIGTERM lets running tasks finish before handing them back (default 30 s)
 //   MCP_TASKS_TOOL_EVENTS          a file to which every tool start, end and abort is appended as a JSON line (tests)
 // Logs are JSON lines on stderr; "fixture worker ready" once it takes jobs.
-import type { EngineLogger } from 'mcp-tasks';
+import type { EngineLogger } from 'mcp-tasks/engine';
 import { runWorker } from 'mcp-tasks/worker';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';

@@ -4,7 +4,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
 import type { ToolTaskPolicy } from 'mcp-tasks';
-import { registerTask } from 'mcp-tasks';
+import { registerTask } from 'mcp-tasks/workflow';
 import { sleep } from '../shared/sleep.js';
 
 export const MIGRATE_POLICY: ToolTaskPolicy = { taskSupport: 'optional', pollIntervalMs: 1000, retrySafe: true };

@@ -10,8 +10,11 @@ export type {
   PendingInput,
   ProgressUpdate,
   RecoveryMark,
+  ReportedStatus,
   RetentionPolicy,
+  RetentionRequest,
   StandingOffer,
+  StoredProgress,
   TaskRecord,
   TaskRequest,
 } from '../engine/index.js';
@@ -25,12 +28,21 @@ export {
 } from '../engine/index.js';
 
 // The store contract.
-export type { InsertResult, ListPosition, OwnerLimitKind, OwnerLimits, TaskStore } from '../engine/index.js';
+export type {
+  InsertAlong,
+  InsertResult,
+  ListPosition,
+  OwnerLimitKind,
+  OwnerLimits,
+  ReplaceAlong,
+  TaskStore,
+  TimelineAppend,
+} from '../engine/index.js';
 export { ANY_OWNER, type OwnerScope } from '../engine/index.js';
 export { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../engine/index.js';
 export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
 // Optional store capabilities: a task's timeline, reads across owners for operators.
-export type { TaskTimelineStore, TimelineEntry } from '../engine/index.js';
+export type { TaskTimelineStore, TimelineEntry, TimelineKind } from '../engine/index.js';
 export type { BrowseFilter, BrowsePosition, TaskBrowseStore } from '../engine/index.js';
 
 // The executor contract.
@@ -55,6 +67,16 @@ export {
 } from '../engine/index.js';
 export type { Clock, EngineLogger, TaskEngine } from '../engine/index.js';
 export { systemClock } from '../engine/index.js';
+
+// The engine's settings and what its methods take and give (the runtime's `engine`, `limits` and `logger` options).
+export type {
+  CreateTaskInput,
+  EngineLimits,
+  ListResult,
+  TaskEngineOptions,
+  TaskLifecycleEvent,
+} from '../engine/index.js';
+export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
 // Errors a store or an executor raises; the runtime maps each to its JSON-RPC error.
 export {
