@@ -174,7 +174,7 @@ export class TaskFastPath {
         }),
       };
     };
-    if (!session.connection.offer(request, extra, stream.send, forward ? delivered : undefined)) {
+    if (!session.connection.answerOnStream(request, extra, stream.send, forward ? delivered : undefined)) {
       // Declined after all (not claimed and not handed on, or its id in flight): the SDK's way, without authenticating
       // again.
       if (!auth.request) return false;
