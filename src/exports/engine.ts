@@ -78,21 +78,7 @@ export type {
 } from '../engine/index.js';
 export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
-// Errors a store or an executor raises; the runtime maps each to its JSON-RPC error.
-export {
-  ExecutorUnavailableError,
-  InvalidCursorError,
-  InvalidTransitionError,
-  isTaskError,
-  redactUrl,
-  StaleLeaseError,
-  StoreUnavailableError,
-  TaskConflictError,
-  TaskError,
-  TaskExpiredError,
-  TaskLimitError,
-  TaskNotFoundError,
-  TaskTerminalError,
-  TaskTooDeepError,
-  TaskTooLargeError,
-} from '../engine/index.js';
+// Errors a store or an executor raises (those of mcp-tasks/errors, and the fencing one a store raises); the runtime
+// maps each to its JSON-RPC error.
+export * from './errors.js';
+export { redactUrl, StaleLeaseError } from '../engine/index.js';

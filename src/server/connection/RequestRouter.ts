@@ -39,7 +39,9 @@ export interface RoutingHost {
   readonly callerOptions: CallerOptions;
   readonly logger: EngineLogger;
   policyFor(toolName: string): ToolTaskPolicy | undefined;
+  /** Throws a TaskLimitError when the owner exceeds the rate limit (spec R69). */
   checkRate(caller: Caller, kind: RateClass, taskId?: string): void;
+  /** Tells the rate limit which pollInterval a caller was given for a task. */
   advertisedPollInterval(caller: Caller, taskId: string, pollIntervalMs: number): void;
 }
 

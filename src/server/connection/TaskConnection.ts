@@ -1,14 +1,7 @@
 import { randomUUID } from 'node:crypto';
 
-import type { EngineLogger, TaskEngine, TaskRecord } from '../../engine/index.js';
-import {
-  RequestCancelled,
-  parseInputRequestId,
-  type Caller,
-  type ServerDialect,
-  type TaskPushView,
-  type ToolTaskPolicy,
-} from '../../dialects/index.js';
+import type { TaskRecord } from '../../engine/index.js';
+import { RequestCancelled, parseInputRequestId, type TaskPushView } from '../../dialects/index.js';
 import {
   isJsonRpcNotification,
   isJsonRpcRequest,
@@ -19,30 +12,17 @@ import {
   type JsonRpcRequest,
   type RequestId,
 } from '../../rpc/index.js';
-import type { RateClass } from '../limits/RateLimiter.js';
-import type { CallerOptions } from '../limits/resolveCaller.js';
 import type { MessageExtraLike, TransportLike } from '../ServerLike.js';
-import { RequestRouter } from './RequestRouter.js';
+import { RequestRouter, type RoutingHost } from './RequestRouter.js';
 import { StreamRoutes, type RequestStream } from './StreamRoutes.js';
 import { TaskFollower } from './TaskFollower.js';
 
 export type { RequestStream } from './StreamRoutes.js';
 
-/** What a connection needs from the runtime it belongs to. */
-export interface ConnectionHost {
-  readonly engine: TaskEngine;
-  /** Who answers requests, asked in this order; the first claim wins (docs/generations.md has the table). */
-  readonly dialects: readonly ServerDialect[];
+/** What a connection needs from the runtime it belongs to: what routing needs, and its push and registry. */
+export interface ConnectionHost extends RoutingHost {
   /** What a connection pushes about each task it created (spec R42). */
   readonly statusPush: TaskPushView;
-  readonly defaultPollIntervalMs: number;
-  readonly callerOptions: CallerOptions;
-  readonly logger: EngineLogger;
-  policyFor(toolName: string): ToolTaskPolicy | undefined;
-  /** Throws a TaskLimitError when the owner exceeds the rate limit (spec R69). */
-  checkRate(caller: Caller, kind: RateClass, taskId?: string): void;
-  /** Tells the rate limit which pollInterval a caller was given for a task. */
-  advertisedPollInterval(caller: Caller, taskId: string, pollIntervalMs: number): void;
   register(connection: TaskConnection): void;
   unregister(connection: TaskConnection): void;
 }

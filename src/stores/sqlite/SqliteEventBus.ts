@@ -28,14 +28,15 @@ export class SqliteEventBus implements TaskEventBus {
   private db: Database.Database | undefined;
   private dataVersion: Database.Statement | undefined;
   private versionOf: Database.Statement | undefined;
-  private logLength: Database.Statement | undefined;
   private readonly byCount = new Map<number, Database.Statement>();
   private lastDataVersion = 0;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `logLength` reads a task's event log length (the log's own statement), so its topic's readers can be woken. */
   constructor(
     private readonly pollMs: number,
     onListenerError?: (error: unknown) => void,
+    private readonly logLength?: (taskId: string) => number,
   ) {
     this.local = new LocalEventBus(onListenerError);
   }
@@ -43,7 +44,6 @@ export class SqliteEventBus implements TaskEventBus {
   /** Starts watching the file through `db` (the store's connection). A `pollMs` of 0 keeps events in-process. */
   start(db: Database.Database): void {
     this.db = db;
-    this.logLength = undefined;
     this.dataVersion = db.prepare('PRAGMA data_version').pluck();
     this.versionOf = db.prepare('SELECT version FROM mcp_tasks WHERE task_id = ?').pluck();
     this.lastDataVersion = this.dataVersion.get() as number;
@@ -80,7 +80,6 @@ export class SqliteEventBus implements TaskEventBus {
     this.watched.clear();
     this.byCount.clear();
     this.db = undefined;
-    this.logLength = undefined;
     await this.local.close();
   }
 
@@ -151,12 +150,8 @@ export class SqliteEventBus implements TaskEventBus {
     }
   }
 
-  /** The length of a task's event log; null while the log's table does not exist yet. */
+  /** The length of a task's event log; null without a log (or before its table exists: the caller catches). */
   private readLogLength(taskId: string): number | null {
-    if (!this.db) return null;
-    this.logLength ??= this.db
-      .prepare('SELECT coalesce(max(seq) + 1, 0) FROM mcp_tasks_event_log WHERE task_id = ?')
-      .pluck();
-    return this.logLength.get(taskId) as number;
+    return this.logLength ? this.logLength(taskId) : null;
   }
 }

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 
 import type { StepJournalStore, StepRow, WakeEntry } from '../../engine/index.js';
 import type { GroupCommit } from './GroupCommit.js';
+import { PreparedTables } from './PreparedTables.js';
 
 /** Tables of the step journal, created when missing (they sit beside the task table and never change it). */
 const SCHEMA = `
@@ -25,22 +26,17 @@ const SCHEMA = `
  * store's group commit.
  */
 export class SqliteStepJournalStore implements StepJournalStore {
-  private statements: ReturnType<typeof prepare> | undefined;
-  private opened: Database.Database | undefined;
+  private readonly tables: PreparedTables<ReturnType<typeof prepare>>;
 
   constructor(
-    private readonly database: () => Database.Database | undefined,
+    database: () => Database.Database | undefined,
     private readonly commits: GroupCommit,
-  ) {}
+  ) {
+    this.tables = new PreparedTables('SqliteStepJournalStore', database, SCHEMA, prepare);
+  }
 
   async init(): Promise<void> {
-    const db = this.database();
-    if (!db) throw new Error('SqliteStepJournalStore: the store is not open');
-    // The store may have been closed and opened again on a new connection.
-    if (this.opened === db) return;
-    db.exec(SCHEMA);
-    this.statements = prepare(db);
-    this.opened = db;
+    this.tables.open();
   }
 
   async fence(taskId: string, attempt: number): Promise<boolean> {
@@ -79,9 +75,7 @@ export class SqliteStepJournalStore implements StepJournalStore {
   }
 
   private stmts(): ReturnType<typeof prepare> {
-    if (!this.statements || this.opened !== this.database())
-      throw new Error('SqliteStepJournalStore: init() has not run');
-    return this.statements;
+    return this.tables.get();
   }
 }
 

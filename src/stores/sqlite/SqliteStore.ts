@@ -141,7 +141,9 @@ export class SqliteStore implements TaskStore {
     this.journal = new SqliteStepJournalStore(() => this.db, this.commits);
     this.timeline = new SqliteTimeline(() => this.db, this.commits);
     this.eventLog = new SqliteTaskEventLog(() => this.db, this.commits);
-    this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0);
+    this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0, undefined, (taskId) =>
+      this.eventLog.lengthNow(taskId),
+    );
     if (this.inFile) this.runners = new RunnerLocks(`${options.path}.runners`);
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);

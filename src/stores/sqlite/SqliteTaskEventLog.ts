@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 
 import type { EventAppendResult, LoggedEvent, NewLoggedEvent, TaskEventLog } from '../../engine/index.js';
 import type { GroupCommit } from './GroupCommit.js';
+import { PreparedTables } from './PreparedTables.js';
 
 /** The event log table, created when missing beside the task table (which it never changes). */
 const SCHEMA = `
@@ -26,22 +27,18 @@ interface Row {
 
 /** Each task's event log in the store's SQLite file: one row per entry, numbered per task. */
 export class SqliteTaskEventLog implements TaskEventLog {
-  private statements: ReturnType<typeof prepare> | undefined;
-  private opened: Database.Database | undefined;
+  private readonly tables: PreparedTables<ReturnType<typeof prepare>>;
 
   /** Writes share the store's group commit. */
   constructor(
-    private readonly database: () => Database.Database | undefined,
+    database: () => Database.Database | undefined,
     private readonly commits: GroupCommit,
-  ) {}
+  ) {
+    this.tables = new PreparedTables('SqliteTaskEventLog', database, SCHEMA, prepare);
+  }
 
   async init(): Promise<void> {
-    const db = this.database();
-    if (!db) throw new Error('SqliteTaskEventLog: the store is not open');
-    if (this.opened === db) return;
-    db.exec(SCHEMA);
-    this.statements = prepare(db);
-    this.opened = db;
+    this.tables.open();
   }
 
   async append(taskId: string, event: NewLoggedEvent, maxEvents: number): Promise<EventAppendResult> {
@@ -70,6 +67,11 @@ export class SqliteTaskEventLog implements TaskEventLog {
   }
 
   async length(taskId: string): Promise<number> {
+    return this.lengthNow(taskId);
+  }
+
+  /** The task's log length, read at once (the event bus's poll of another process's appends); throws before init(). */
+  lengthNow(taskId: string): number {
     return this.stmts().length.get(taskId) as number;
   }
 
@@ -79,8 +81,7 @@ export class SqliteTaskEventLog implements TaskEventLog {
   }
 
   private stmts(): ReturnType<typeof prepare> {
-    if (!this.statements || this.opened !== this.database()) throw new Error('SqliteTaskEventLog: init() has not run');
-    return this.statements;
+    return this.tables.get();
   }
 }
 

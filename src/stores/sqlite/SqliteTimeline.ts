@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 
 import type { TaskTimelineStore, TimelineEntry } from '../../engine/index.js';
 import type { GroupCommit } from './GroupCommit.js';
+import { PreparedTables } from './PreparedTables.js';
 
 /** The timeline table, created when missing beside the task table (which it never changes). */
 const SCHEMA = `
@@ -15,22 +16,18 @@ const SCHEMA = `
 
 /** Each task's timeline in the store's SQLite file: one row per entry, numbered per task. */
 export class SqliteTimeline implements TaskTimelineStore {
-  private statements: ReturnType<typeof prepare> | undefined;
-  private opened: Database.Database | undefined;
+  private readonly tables: PreparedTables<ReturnType<typeof prepare>>;
 
   /** Writes share the store's group commit. */
   constructor(
-    private readonly database: () => Database.Database | undefined,
+    database: () => Database.Database | undefined,
     private readonly commits: GroupCommit,
-  ) {}
+  ) {
+    this.tables = new PreparedTables('SqliteTimeline', database, SCHEMA, prepare);
+  }
 
   async init(): Promise<void> {
-    const db = this.database();
-    if (!db) throw new Error('SqliteTimeline: the store is not open');
-    if (this.opened === db) return;
-    db.exec(SCHEMA);
-    this.statements = prepare(db);
-    this.opened = db;
+    this.tables.open();
   }
 
   /** Appends inside the caller's transaction (the store's insert or replace with `along`): throws if init() has not run. */
@@ -56,8 +53,7 @@ export class SqliteTimeline implements TaskTimelineStore {
   }
 
   private stmts(): ReturnType<typeof prepare> {
-    if (!this.statements || this.opened !== this.database()) throw new Error('SqliteTimeline: init() has not run');
-    return this.statements;
+    return this.tables.get();
   }
 }
 
