@@ -1,3 +1,5 @@
+// Over 400 lines: the engine's one public face, kept whole so a caller reads one class; each method is a short
+// forward to the part that holds its logic (TaskAccess, TaskCreation, TaskInputs, TaskWaiting, TaskMaintenance).
 import type { TaskChange } from '../record/TaskChange.js';
 import { systemClock, type Clock } from '../contracts/Clock.js';
 import { CursorCodec } from '../record/CursorCodec.js';

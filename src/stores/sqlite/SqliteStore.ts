@@ -1,3 +1,5 @@
+// Over 400 lines: the TaskStore contract on one connection, kept whole because every method shares its prepared
+// statements, group commit and record cache; the side tables, WAL flushes and checkpoints are already their own files.
 import { randomBytes } from 'node:crypto';
 
 import Database from 'better-sqlite3';
