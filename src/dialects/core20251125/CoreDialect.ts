@@ -14,6 +14,7 @@ import {
   type SessionView,
   type TaskPushView,
   withProgressMeta,
+  taskMetaFor,
 } from '../shared/index.js';
 import {
   CORE_GENERATION,
@@ -130,12 +131,7 @@ export class CoreDialect implements ServerDialect {
       toolErrorStatus: 'failed',
       retrySafe: policy?.retrySafe ?? false,
       ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
-      meta: {
-        connectionId: ctx.connectionId,
-        toolName: name,
-        clientCapabilities: ctx.clientCapabilities ?? {},
-        inputStyle: policy?.inputStyle ?? 'requests',
-      },
+      meta: taskMetaFor(ctx, { toolName: name, clientCapabilities: ctx.clientCapabilities, policy }),
     });
     ctx.onTaskCreated(record);
     // spec R11 R15: answered once durable, status `working`.

@@ -12,6 +12,8 @@ import {
   type SessionView,
   type TaskPushView,
   withProgressMeta,
+  readTaskMeta,
+  taskMetaFor,
 } from '../shared/index.js';
 import {
   declaresTasksExtension,
@@ -121,18 +123,17 @@ export class ExtDialect implements ServerDialect {
       // spec E15: a tool result with isError is `completed` on this wire.
       toolErrorStatus: 'completed',
       retrySafe: policy?.retrySafe ?? false,
-      meta: {
-        connectionId: ctx.connectionId,
+      meta: taskMetaFor(ctx, {
         toolName: name,
         clientCapabilities: envelopeCapabilities(params),
-        inputStyle: policy?.inputStyle ?? 'requests',
-        ...(multiRoundTrip && {
-          mrtr: {
-            ...(isObject(inputResponses) && { responses: inputResponses }),
-            ...(typeof requestState === 'string' && { requestState }),
-          },
-        }),
-      },
+        policy,
+        multiRoundTrip: multiRoundTrip
+          ? {
+              ...(isObject(inputResponses) && { responses: inputResponses }),
+              ...(typeof requestState === 'string' && { requestState }),
+            }
+          : undefined,
+      }),
     });
     if (multiRoundTrip) {
       const early = await this.settleEarly(record, policy?.syncWindowMs ?? DEFAULT_SYNC_WINDOW_MS, ctx);
@@ -166,8 +167,8 @@ export class ExtDialect implements ServerDialect {
     if (!current) return undefined;
     let answer: DialectAnswer;
     if (current.suspended) {
-      const state = isObject(current.meta['mrtr']) ? current.meta['mrtr'] : {};
-      const keys = (isObject(state['keys']) ? state['keys'] : {}) as Record<string, string>;
+      const state = readTaskMeta(current).multiRoundTrip ?? {};
+      const keys = state.keys ?? {};
       const inputRequests = Object.fromEntries(
         Object.entries(current.inputRequests).map(([key, pending]) => [
           keys[key] ?? key,
@@ -178,7 +179,7 @@ export class ExtDialect implements ServerDialect {
         result: {
           resultType: ResultType.inputRequired,
           inputRequests,
-          ...(typeof state['requestState'] === 'string' && { requestState: state['requestState'] }),
+          ...(typeof state.requestState === 'string' && { requestState: state.requestState }),
         },
       };
     } else if (current.outcome?.kind === 'error') {

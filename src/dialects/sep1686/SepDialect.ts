@@ -15,6 +15,7 @@ import {
   type ServerDialect,
   type SessionView,
   withProgressMeta,
+  taskMetaFor,
 } from '../shared/index.js';
 import {
   carriesSepRelatedTask,
@@ -132,12 +133,7 @@ export class SepDialect implements ServerDialect {
         toolErrorStatus: 'completed',
         retrySafe: toolName === undefined ? true : (policy?.retrySafe ?? false),
         ...((typeof progressToken === 'string' || typeof progressToken === 'number') && { progressToken }),
-        meta: {
-          connectionId: ctx.connectionId,
-          clientCapabilities: ctx.clientCapabilities ?? {},
-          inputStyle: policy?.inputStyle ?? 'requests',
-          ...(toolName && { toolName }),
-        },
+        meta: taskMetaFor(ctx, { toolName: toolName || undefined, clientCapabilities: ctx.clientCapabilities, policy }),
       });
       // spec 4.2, 7.1: an id already in use is refused, so a retry learns its task exists and polls it instead.
       if (!created.created) return taskIdExists(clientTaskId);

@@ -9,3 +9,4 @@ export * from './pushTaskChanges.js';
 export * from './RequestCancelled.js';
 export * from './requireTaskId.js';
 export * from './ServerDialect.js';
+export * from './taskMeta.js';

@@ -20,10 +20,9 @@ export function taskAttributes(task: TaskRecord): Record<string, string | number
     'mcp.task.id': task.taskId,
     'mcp.method.name': task.request.method,
   };
-  const tool = task.meta['toolName'] ?? task.request.params['name'];
+  // Named by the request itself: the engine reads none of the keys the server keeps in `meta`.
+  const tool = task.request.params['name'];
   if (typeof tool === 'string') attributes['gen_ai.tool.name'] = tool;
-  const session = task.meta['sessionId'];
-  if (typeof session === 'string') attributes['mcp.session.id'] = session;
   return attributes;
 }
 

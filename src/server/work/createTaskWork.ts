@@ -9,6 +9,7 @@ import {
   type TaskWork,
   type TaskWorkContext,
 } from '../../engine/index.js';
+import { multiRoundTripMeta, readTaskMeta } from '../../dialects/index.js';
 import { isObject } from '../../rpc/index.js';
 import { runInternalCall } from './LegacyInternalCall.js';
 import { InternalLinkPool } from './InternalLinkPool.js';
@@ -29,16 +30,6 @@ export interface TaskWorkOptions {
 export interface TaskWorkHooks {
   /** Progress the tool reported for `task` (forwarded to the requestor where it is connected). */
   onProgress?(task: TaskRecord, params: Record<string, unknown>): void;
-}
-
-/**
- * State of a multi-round-trip tool between runs, kept on the task: the request state the tool returned, which task
- * input key stands for which of the tool's own keys, and (first run only) answers that came with the original request.
- */
-export interface MultiRoundTripState {
-  requestState?: string;
-  keys?: Record<string, string>;
-  responses?: Record<string, unknown>;
 }
 
 /**
@@ -63,7 +54,8 @@ export function createTaskWork(
     pool ? pool.run(request, callHooks) : runInternalCall(factory, request, callHooks);
   return (context: TaskWorkContext): Promise<TaskOutcome | TaskSuspension> => {
     const task = context.task;
-    const capabilities = isObject(task.meta['clientCapabilities']) ? task.meta['clientCapabilities'] : {};
+    const meta = readTaskMeta(task);
+    const capabilities = meta.clientCapabilities;
     const status = throttledStatus(context);
     const onProgress = (params: Record<string, unknown>) => {
       // spec R56: nothing more once the task has ended.
@@ -80,7 +72,7 @@ export function createTaskWork(
       } else if (message !== undefined) status.write(message);
     };
     const run =
-      task.meta['inputStyle'] === 'multiRoundTrip'
+      meta.inputStyle === 'multiRoundTrip'
         ? runMultiRoundTrip(factory, context, capabilities, onProgress)
         : call(factory, withProgressToken(task), {
             signal: context.signal,
@@ -122,7 +114,7 @@ async function runMultiRoundTrip(
   onProgress: (params: Record<string, unknown>) => void,
 ): Promise<TaskOutcome | TaskSuspension> {
   const task = context.task;
-  const state = (isObject(task.meta['mrtr']) ? task.meta['mrtr'] : {}) as MultiRoundTripState;
+  const state = readTaskMeta(task).multiRoundTrip ?? {};
   const inputResponses: Record<string, unknown> = { ...state.responses };
   for (const [taskKey, toolKey] of Object.entries(state.keys ?? {})) {
     const answer = task.inputAnswers[taskKey];
@@ -140,12 +132,11 @@ async function runMultiRoundTrip(
   const toolKeys = Object.keys(outcome.inputRequests);
   await context.suspend(
     toolKeys.map((key) => outcome.inputRequests[key] as { method: string; params?: Record<string, unknown> }),
-    (taskKeys) => ({
-      mrtr: {
+    (taskKeys) =>
+      multiRoundTripMeta({
         ...(outcome.requestState !== undefined && { requestState: outcome.requestState }),
         keys: Object.fromEntries(taskKeys.map((taskKey, index) => [taskKey, toolKeys[index] as string])),
-      } satisfies MultiRoundTripState,
-    }),
+      }),
   );
   return SUSPENDED;
 }
