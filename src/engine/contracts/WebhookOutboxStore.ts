@@ -30,6 +30,19 @@ export interface WebhookSubscriptionStatus {
   windowFailures: number;
 }
 
+/** A new subscription's delivery health when none is given: active, nothing attempted yet. */
+export function initialWebhookStatus(at: number): WebhookSubscriptionStatus {
+  return {
+    active: true,
+    lastDeliveryAt: null,
+    lastError: null,
+    failedSince: null,
+    windowStart: at,
+    windowAttempts: 0,
+    windowFailures: 0,
+  };
+}
+
 export interface StoredWebhookSubscription {
   record: WebhookSubscriptionRecord;
   status: WebhookSubscriptionStatus;
@@ -90,11 +103,16 @@ export interface WebhookOutboxStore {
   /** Removes the subscription and its rows (but `terminated` ones); false when there was none. */
   deleteSubscription(id: string): Promise<boolean>;
   /**
-   * Adds a row; `undefined` when the subscription has `maxQueued` rows not yet done. A `gap` row is not bounded: it
-   * replaces the cursor of the subscription's unclaimed gap row when there is one (one gap waits per subscription).
+   * Adds a row; `undefined` when the subscription has `maxQueued` event rows not yet done. Envelopes are not bounded:
+   * a `gap` row replaces the cursor of the subscription's unclaimed gap row when there is one (one gap waits per
+   * subscription), and a `terminated` row comes once, as the subscription ends.
    */
   enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined>;
-  /** Claims up to `limit` rows due at `now` (not done, unclaimed or with a lapsed lease) for `leaseMs`. */
+  /**
+   * Claims up to `limit` rows due at `now` (not done, unclaimed or with a lapsed lease), earliest `seq` first, for
+   * `leaseMs`: each claimed row's `dueAt` becomes its lease end and its `attempts` one more (an attempt cut short by a
+   * crash counts, so a row that kills its deliverer is not retried forever).
+   */
   claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]>;
   /** Settles a claimed row; false (nothing written) when `token` no longer holds it. */
   settle(seq: number, token: string, settlement: OutboxSettlement): Promise<boolean>;

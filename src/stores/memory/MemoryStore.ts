@@ -14,6 +14,7 @@ import { MemoryBrowse } from './MemoryBrowse.js';
 import { MemoryStepJournalStore } from './MemoryStepJournalStore.js';
 import { MemoryTimeline } from './MemoryTimeline.js';
 import { MemoryTaskEventLog } from './MemoryTaskEventLog.js';
+import { MemoryWebhookOutbox } from './MemoryWebhookOutbox.js';
 import { MinHeap } from './MinHeap.js';
 import { TaskPositions } from './TaskPositions.js';
 
@@ -45,6 +46,7 @@ export class MemoryStore implements TaskStore {
   readonly journal = new MemoryStepJournalStore();
   readonly timeline = new MemoryTimeline();
   readonly eventLog = new MemoryTaskEventLog();
+  readonly webhooks = new MemoryWebhookOutbox();
   readonly browse = new MemoryBrowse({
     positions: () => this.all,
     positionsOf: (owner) => this.byOwner.get(owner),

@@ -1,0 +1,131 @@
+import {
+  initialWebhookStatus,
+  type OutboxEntry,
+  type OutboxRow,
+  type OutboxSettlement,
+  type StoredWebhookSubscription,
+  type WebhookOutboxStore,
+  type WebhookSubscriptionRecord,
+  type WebhookSubscriptionStatus,
+} from '../../engine/index.js';
+
+/** What is read back is always a fresh copy. */
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** Webhook subscriptions and their delivery outbox in process memory. */
+export class MemoryWebhookOutbox implements WebhookOutboxStore {
+  private readonly subscriptions = new Map<string, StoredWebhookSubscription>();
+  /** Rows by seq; a Map keeps insertion order, which is seq order. */
+  private readonly rows = new Map<number, OutboxRow>();
+  private nextSeq = 1;
+
+  async init(): Promise<void> {}
+
+  async saveSubscription(
+    record: WebhookSubscriptionRecord,
+    status: WebhookSubscriptionStatus | undefined,
+    maxPerOwner: number,
+  ): Promise<'created' | 'updated' | 'limit'> {
+    const known = this.subscriptions.get(record.id);
+    if (known) {
+      known.record = copy(record);
+      if (status) known.status = copy(status);
+      return 'updated';
+    }
+    let owned = 0;
+    for (const sub of this.subscriptions.values()) if (sub.record.owner === record.owner) owned++;
+    if (owned >= maxPerOwner) return 'limit';
+    this.subscriptions.set(record.id, {
+      record: copy(record),
+      status: copy(status ?? initialWebhookStatus(record.createdAt)),
+      watermark: null,
+    });
+    return 'created';
+  }
+
+  async getSubscription(id: string): Promise<StoredWebhookSubscription | undefined> {
+    const sub = this.subscriptions.get(id);
+    return sub && copy(sub);
+  }
+
+  async subscriptionsOf(owner: string): Promise<StoredWebhookSubscription[]> {
+    return [...this.subscriptions.values()].filter((sub) => sub.record.owner === owner).map(copy);
+  }
+
+  async subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]> {
+    return [...this.subscriptions.values()].filter((sub) => sub.record.name === name).map(copy);
+  }
+
+  async setStatus(id: string, status: WebhookSubscriptionStatus): Promise<void> {
+    const sub = this.subscriptions.get(id);
+    if (sub) sub.status = copy(status);
+  }
+
+  async advanceWatermark(id: string, seq: number, cursor: string | null): Promise<void> {
+    const sub = this.subscriptions.get(id);
+    if (sub && (sub.watermark === null || sub.watermark.seq < seq)) sub.watermark = { seq, cursor };
+  }
+
+  async deleteSubscription(id: string): Promise<boolean> {
+    if (!this.subscriptions.delete(id)) return false;
+    for (const [seq, row] of this.rows)
+      if (row.subscriptionId === id && row.kind !== 'terminated') this.rows.delete(seq);
+    return true;
+  }
+
+  async enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined> {
+    let waiting = 0;
+    for (const row of this.rows.values()) {
+      if (row.subscriptionId !== entry.subscriptionId || row.done) continue;
+      if (entry.kind === 'gap' && row.kind === 'gap' && row.token === null) {
+        row.cursor = entry.cursor;
+        return row.seq;
+      }
+      if (row.kind === 'event') waiting++;
+    }
+    if (entry.kind === 'event' && waiting >= maxQueued) return undefined;
+    const seq = this.nextSeq++;
+    this.rows.set(seq, { ...copy(entry), seq, attempts: 0, lastStatus: null, token: null, done: false });
+    return seq;
+  }
+
+  async claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+    const claimed: OutboxRow[] = [];
+    for (const row of this.rows.values()) {
+      if (claimed.length >= limit) break;
+      if (row.done || row.dueAt > now) continue;
+      row.token = token;
+      row.dueAt = now + leaseMs;
+      row.attempts++;
+      claimed.push(copy(row));
+    }
+    return claimed;
+  }
+
+  async settle(seq: number, token: string, settlement: OutboxSettlement): Promise<boolean> {
+    const row = this.rows.get(seq);
+    if (!row || row.done || row.token !== token) return false;
+    row.token = null;
+    row.lastStatus = settlement.lastStatus;
+    if (settlement.done) row.done = true;
+    else row.dueAt = settlement.dueAt;
+    return true;
+  }
+
+  async rowsOf(subscriptionId: string): Promise<OutboxRow[]> {
+    return [...this.rows.values()].filter((row) => row.subscriptionId === subscriptionId).map(copy);
+  }
+
+  async deleteRows(seqs: readonly number[]): Promise<void> {
+    for (const seq of seqs) this.rows.delete(seq);
+  }
+
+  async expired(now: number, limit: number): Promise<string[]> {
+    const ids: string[] = [];
+    for (const sub of this.subscriptions.values()) {
+      if (ids.length >= limit) break;
+      if (sub.record.expiresAt !== null && sub.record.expiresAt < now) ids.push(sub.record.id);
+    }
+    return ids;
+  }
+}

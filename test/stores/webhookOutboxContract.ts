@@ -1,0 +1,298 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import type {
+  OutboxEntry,
+  TaskStore,
+  WebhookOutboxStore,
+  WebhookSubscriptionRecord,
+  WebhookSubscriptionStatus,
+} from '../../src/engine/index.js';
+import type { EachStoreHarness } from './eachStore.js';
+
+export const outboxOf = (store: TaskStore): WebhookOutboxStore => {
+  if (!store.webhooks) throw new Error(`${store.kind} has no webhook outbox`);
+  return store.webhooks;
+};
+
+const record = (
+  id: string,
+  owner = 'alice',
+  extra: Partial<WebhookSubscriptionRecord> = {},
+): WebhookSubscriptionRecord => ({
+  id,
+  owner,
+  name: 'io.github.mcp-tasks.task-status',
+  url: 'https://hooks.example.com/in',
+  arguments: '{"taskId":"t-1"}',
+  scope: 't-1',
+  secrets: [{ secret: 'whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+  expiresAt: 10_000,
+  createdAt: 1_000,
+  verified: true,
+  ...extra,
+});
+
+const status = (extra: Partial<WebhookSubscriptionStatus> = {}): WebhookSubscriptionStatus => ({
+  active: true,
+  lastDeliveryAt: null,
+  lastError: null,
+  failedSince: null,
+  windowStart: 1_000,
+  windowAttempts: 0,
+  windowFailures: 0,
+  ...extra,
+});
+
+const entry = (subscriptionId: string, n: number, extra: Partial<OutboxEntry> = {}): OutboxEntry => ({
+  subscriptionId,
+  webhookId: `t-1:${n}`,
+  kind: 'event',
+  body: JSON.stringify({ eventId: `t-1:${n}`, name: 'x', timestamp: 'T', data: { n, note: 'ünï ✓' } }),
+  cursor: `c${n + 1}`,
+  dueAt: 100 + n,
+  ...extra,
+});
+
+/** The webhook outbox contract every store passes unchanged (memory, SQLite, PostgreSQL, Redis). */
+export function webhookOutboxContract(name: string, harness: EachStoreHarness): void {
+  describe(`webhook outbox contract: ${name}`, () => {
+    let store: TaskStore;
+    const opened: TaskStore[] = [];
+    beforeEach(async () => {
+      store = await harness.create();
+      opened.push(store);
+    });
+    afterEach(async () => {
+      for (const s of opened.splice(0)) await s.close();
+    });
+
+    it('saves, reads, lists and replaces subscriptions, keeping status and watermark on a replace', async () => {
+      const outbox = outboxOf(store);
+      expect(await outbox.saveSubscription(record('sub_a'), undefined, 10)).toBe('created');
+      expect(await outbox.saveSubscription(record('sub_b', 'bob'), status({ active: false }), 10)).toBe('created');
+      const a = await outbox.getSubscription('sub_a');
+      expect(a?.record).toEqual(record('sub_a'));
+      expect(a?.status.active).toBe(true);
+      expect(a?.watermark).toBeNull();
+      expect((await outbox.getSubscription('sub_b'))?.status).toEqual(status({ active: false }));
+      expect(await outbox.getSubscription('sub_missing')).toBeUndefined();
+
+      await outbox.setStatus('sub_a', status({ lastError: 'timeout', failedSince: 5 }));
+      await outbox.advanceWatermark('sub_a', 7, 'c8');
+      const rotated = record('sub_a', 'alice', {
+        secrets: [{ secret: 'whsec_BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' }, { secret: 'whsec_old', until: 99 }],
+        expiresAt: null,
+      });
+      expect(await outbox.saveSubscription(rotated, undefined, 1)).toBe('updated');
+      const after = await outbox.getSubscription('sub_a');
+      expect(after?.record).toEqual(rotated);
+      expect(after?.status).toEqual(status({ lastError: 'timeout', failedSince: 5 }));
+      expect(after?.watermark).toEqual({ seq: 7, cursor: 'c8' });
+      // A replace with a status sets it.
+      await outbox.saveSubscription(rotated, status(), 1);
+      expect((await outbox.getSubscription('sub_a'))?.status).toEqual(status());
+
+      expect((await outbox.subscriptionsOf('alice')).map((s) => s.record.id)).toEqual(['sub_a']);
+      expect((await outbox.subscriptionsOf('carol')).map((s) => s.record.id)).toEqual([]);
+      const named = await outbox.subscriptionsNamed('io.github.mcp-tasks.task-status');
+      expect(named.map((s) => s.record.id).sort()).toEqual(['sub_a', 'sub_b']);
+      expect(await outbox.subscriptionsNamed('other')).toEqual([]);
+    });
+
+    it('bounds the subscriptions per owner; a replace is never refused', async () => {
+      const outbox = outboxOf(store);
+      expect(await outbox.saveSubscription(record('sub_1'), undefined, 2)).toBe('created');
+      expect(await outbox.saveSubscription(record('sub_2'), undefined, 2)).toBe('created');
+      expect(await outbox.saveSubscription(record('sub_3'), undefined, 2)).toBe('limit');
+      expect(await outbox.getSubscription('sub_3')).toBeUndefined();
+      expect(await outbox.saveSubscription(record('sub_2'), undefined, 2)).toBe('updated');
+      // Another owner has its own bound.
+      expect(await outbox.saveSubscription(record('sub_4', 'bob'), undefined, 2)).toBe('created');
+      expect(await outbox.deleteSubscription('sub_1')).toBe(true);
+      expect(await outbox.saveSubscription(record('sub_3'), undefined, 2)).toBe('created');
+    });
+
+    it('moves the watermark only forward', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      await outbox.advanceWatermark('sub_a', 5, 'c6');
+      await outbox.advanceWatermark('sub_a', 3, 'c4');
+      await outbox.advanceWatermark('sub_a', 5, 'other');
+      expect((await outbox.getSubscription('sub_a'))?.watermark).toEqual({ seq: 5, cursor: 'c6' });
+      await outbox.advanceWatermark('sub_a', 9, null);
+      expect((await outbox.getSubscription('sub_a'))?.watermark).toEqual({ seq: 9, cursor: null });
+    });
+
+    it('enqueues rows in order, bounded per subscription (done rows do not count)', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      await outbox.saveSubscription(record('sub_b'), undefined, 10);
+      const s0 = await outbox.enqueue(entry('sub_a', 0), 2);
+      const s1 = await outbox.enqueue(entry('sub_a', 1), 2);
+      expect(s0).toBeTypeOf('number');
+      expect(s1).toBeGreaterThan(s0 as number);
+      expect(await outbox.enqueue(entry('sub_a', 2), 2)).toBeUndefined();
+      // The bound is per subscription.
+      expect(await outbox.enqueue(entry('sub_b', 0), 2)).toBeTypeOf('number');
+
+      const rows = await outbox.rowsOf('sub_a');
+      expect(rows).toEqual([
+        { ...entry('sub_a', 0), seq: s0, attempts: 0, lastStatus: null, token: null, done: false },
+        { ...entry('sub_a', 1), seq: s1, attempts: 0, lastStatus: null, token: null, done: false },
+      ]);
+      const [claimed] = await outbox.claim('w1', 1_000, 30_000, 1);
+      expect(claimed?.seq).toBe(s0);
+      expect(await outbox.settle(s0 as number, 'w1', { done: true, lastStatus: '200' })).toBe(true);
+      expect(await outbox.enqueue(entry('sub_a', 2), 2)).toBeTypeOf('number');
+      expect(await outbox.enqueue(entry('sub_a', 3), 2)).toBeUndefined();
+    });
+
+    it('keeps one waiting gap per subscription (its cursor replaced), beyond the bound, and terminated rows too', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      await outbox.enqueue(entry('sub_a', 0), 1);
+      const gap = { subscriptionId: 'sub_a', webhookId: 'msg_gap_1', kind: 'gap' as const, body: '{"type":"gap"}' };
+      const g1 = await outbox.enqueue({ ...gap, cursor: 'g1', dueAt: 200 }, 1);
+      const g2 = await outbox.enqueue({ ...gap, webhookId: 'msg_gap_2', cursor: 'g2', dueAt: 300 }, 1);
+      expect(g1).toBeTypeOf('number');
+      expect(g2).toBe(g1);
+      const gaps = (await outbox.rowsOf('sub_a')).filter((r) => r.kind === 'gap');
+      expect(gaps).toHaveLength(1);
+      expect(gaps[0]?.cursor).toBe('g2');
+      // A claimed gap is not replaced: a new one waits behind it.
+      await outbox.claim('w1', 1_000, 30_000, 10);
+      const g3 = await outbox.enqueue({ ...gap, webhookId: 'msg_gap_3', cursor: 'g3', dueAt: 300 }, 1);
+      expect(g3).not.toBe(g1);
+      const term = await outbox.enqueue(
+        {
+          subscriptionId: 'sub_a',
+          webhookId: 'msg_terminated_1',
+          kind: 'terminated',
+          body: '{"type":"terminated"}',
+          cursor: null,
+          dueAt: 400,
+          target: { url: 'https://hooks.example.com/in', secrets: ['whsec_x'] },
+        },
+        1,
+      );
+      expect(term).toBeTypeOf('number');
+      expect((await outbox.rowsOf('sub_a')).find((r) => r.seq === term)?.target).toEqual({
+        url: 'https://hooks.example.com/in',
+        secrets: ['whsec_x'],
+      });
+    });
+
+    it('claims due rows under a lease; only the holder settles; a lapsed lease is claimed again', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      const s0 = (await outbox.enqueue(entry('sub_a', 0), 10)) as number;
+      const s1 = (await outbox.enqueue(entry('sub_a', 1, { dueAt: 5_000 }), 10)) as number;
+
+      expect(await outbox.claim('w1', 50, 1_000, 10)).toEqual([]); // nothing due yet
+      const first = await outbox.claim('w1', 1_000, 1_000, 10);
+      expect(first.map((r) => r.seq)).toEqual([s0]);
+      expect(first[0]).toMatchObject({ token: 'w1', attempts: 1, webhookId: 't-1:0', dueAt: 2_000 });
+      // Held: another claimer gets nothing until the lease ends.
+      expect(await outbox.claim('w2', 1_500, 1_000, 10)).toEqual([]);
+      const again = await outbox.claim('w2', 2_001, 1_000, 10);
+      expect(again.map((r) => r.seq)).toEqual([s0]);
+      expect(again[0]).toMatchObject({ token: 'w2', attempts: 2, webhookId: 't-1:0' });
+      // The first holder lost it: its settlement writes nothing.
+      expect(await outbox.settle(s0, 'w1', { done: true, lastStatus: '200' })).toBe(false);
+      expect((await outbox.rowsOf('sub_a'))[0]).toMatchObject({ done: false, token: 'w2' });
+      expect(await outbox.settle(s0, 'w2', { done: false, dueAt: 4_000, lastStatus: 'http_5xx' })).toBe(true);
+      expect((await outbox.rowsOf('sub_a'))[0]).toMatchObject({
+        done: false,
+        token: null,
+        dueAt: 4_000,
+        lastStatus: 'http_5xx',
+        attempts: 2,
+      });
+      // Settled once: a second settlement by the same token is refused.
+      expect(await outbox.settle(s0, 'w2', { done: true, lastStatus: '200' })).toBe(false);
+
+      const later = await outbox.claim('w3', 5_000, 1_000, 10);
+      expect(later.map((r) => r.seq)).toEqual([s0, s1]);
+      expect(await outbox.settle(s0, 'w3', { done: true, lastStatus: '200' })).toBe(true);
+      expect(await outbox.claim('w4', 100_000, 1_000, 10)).toMatchObject([{ seq: s1 }]); // done rows are never claimed
+      expect((await outbox.rowsOf('sub_a')).find((r) => r.seq === s0)).toMatchObject({ done: true, lastStatus: '200' });
+    });
+
+    it('hands each due row to one claimer when many claim at once', async () => {
+      const outbox = outboxOf(store);
+      const other = harness.sibling ? outboxOf(await harness.sibling(store).then((s) => (opened.push(s), s))) : outbox;
+      await outbox.saveSubscription(record('sub_a'), undefined, 100);
+      for (let i = 0; i < 40; i++) await outbox.enqueue(entry('sub_a', i), 100);
+      const claims = await Promise.all(
+        Array.from({ length: 8 }, (_, i) => (i % 2 ? other : outbox).claim(`w${i}`, 1_000, 60_000, 7)),
+      );
+      const seqs = claims.flat().map((r) => r.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(seqs.length).toBe(40);
+    });
+
+    it('limits a claim to `limit` rows, earliest first', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 100);
+      const seqs: number[] = [];
+      for (let i = 0; i < 5; i++) seqs.push((await outbox.enqueue(entry('sub_a', i), 100)) as number);
+      expect((await outbox.claim('w1', 1_000, 60_000, 2)).map((r) => r.seq)).toEqual(seqs.slice(0, 2));
+      expect((await outbox.claim('w1', 1_000, 60_000, 0)).length).toBe(0);
+    });
+
+    it('deletes a subscription with its rows but its terminated envelope; deletes rows by seq', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      await outbox.saveSubscription(record('sub_b'), undefined, 10);
+      await outbox.enqueue(entry('sub_a', 0), 10);
+      const kept = (await outbox.enqueue(entry('sub_b', 0), 10)) as number;
+      const term = await outbox.enqueue(
+        { ...entry('sub_a', 1), kind: 'terminated', webhookId: 'msg_terminated_x', target: { url: 'u', secrets: [] } },
+        10,
+      );
+      expect(await outbox.deleteSubscription('sub_a')).toBe(true);
+      expect(await outbox.deleteSubscription('sub_a')).toBe(false);
+      expect(await outbox.getSubscription('sub_a')).toBeUndefined();
+      expect(await outbox.subscriptionsOf('alice')).toHaveLength(1);
+      expect((await outbox.rowsOf('sub_a')).map((r) => r.seq)).toEqual([term]);
+      // The terminated row is still delivered.
+      expect((await outbox.claim('w1', 1_000, 1_000, 10)).map((r) => r.seq).sort()).toEqual([kept, term].sort());
+      await outbox.deleteRows([term as number]);
+      expect(await outbox.rowsOf('sub_a')).toEqual([]);
+      expect((await outbox.rowsOf('sub_b')).map((r) => r.seq)).toEqual([kept]);
+      await outbox.deleteRows([]);
+    });
+
+    it('lists subscriptions whose grant ended', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a', 'alice', { expiresAt: 500 }), undefined, 10);
+      await outbox.saveSubscription(record('sub_b', 'alice', { expiresAt: 1_500 }), undefined, 10);
+      await outbox.saveSubscription(record('sub_c', 'alice', { expiresAt: null }), undefined, 10);
+      expect(await outbox.expired(400, 10)).toEqual([]);
+      expect(await outbox.expired(1_000, 10)).toEqual(['sub_a']);
+      expect((await outbox.expired(2_000, 10)).sort()).toEqual(['sub_a', 'sub_b']);
+      expect(await outbox.expired(2_000, 1)).toHaveLength(1);
+      // A refresh moves it out.
+      await outbox.saveSubscription(record('sub_a', 'alice', { expiresAt: 9_000 }), undefined, 10);
+      expect(await outbox.expired(2_000, 10)).toEqual(['sub_b']);
+    });
+
+    // spec V79, V80, V117: subscriptions, their verification and their queued deliveries survive a restart.
+    it('survives a restart of the store (file and server stores)', async () => {
+      if (!harness.sibling) return;
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a', 'alice', { expiresAt: null }), undefined, 10);
+      const s0 = (await outbox.enqueue(entry('sub_a', 0), 10)) as number;
+      await outbox.claim('dead-process', 1_000, 1_000, 10);
+      await store.close();
+      opened.splice(opened.indexOf(store), 1);
+      const reopened = await harness.sibling(store);
+      opened.push(reopened);
+      const after = outboxOf(reopened);
+      expect((await after.getSubscription('sub_a'))?.record).toEqual(record('sub_a', 'alice', { expiresAt: null }));
+      // The claim of the process that died lapses, and the row is delivered by another.
+      const claimed = await after.claim('w2', 2_500, 1_000, 10);
+      expect(claimed.map((r) => [r.seq, r.webhookId, r.attempts])).toEqual([[s0, 't-1:0', 2]]);
+    });
+  });
+}
