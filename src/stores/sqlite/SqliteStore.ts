@@ -28,6 +28,7 @@ import { SqliteBrowse } from './SqliteBrowse.js';
 import { SqliteStepJournalStore } from './SqliteStepJournalStore.js';
 import { SqliteTimeline } from './SqliteTimeline.js';
 import { SqliteTaskEventLog } from './SqliteTaskEventLog.js';
+import { SqliteWebhookOutbox } from './SqliteWebhookOutbox.js';
 import { WalSync } from './WalSync.js';
 
 export interface SqliteStoreOptions {
@@ -99,6 +100,22 @@ const BUSY_RETRIED = [
 const JOURNAL_BUSY_RETRIED = ['init', 'fence', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
 const TIMELINE_BUSY_RETRIED = ['init', 'append', 'read', 'remove'] as const;
 const EVENT_LOG_BUSY_RETRIED = ['init', 'append', 'read', 'length', 'remove'] as const;
+const WEBHOOKS_BUSY_RETRIED = [
+  'init',
+  'saveSubscription',
+  'getSubscription',
+  'subscriptionsOf',
+  'subscriptionsNamed',
+  'setStatus',
+  'advanceWatermark',
+  'deleteSubscription',
+  'enqueue',
+  'claim',
+  'settle',
+  'rowsOf',
+  'deleteRows',
+  'expired',
+] as const;
 const BROWSE_BUSY_RETRIED = ['init', 'page', 'counts'] as const;
 
 const ACTIVE = `status IN ('working', 'input_required')`;
@@ -119,6 +136,7 @@ export class SqliteStore implements TaskStore {
   readonly journal: SqliteStepJournalStore;
   readonly timeline: SqliteTimeline;
   readonly eventLog: SqliteTaskEventLog;
+  readonly webhooks: SqliteWebhookOutbox;
   readonly browse = new SqliteBrowse(() => this.db);
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
   private readonly runners: RunnerLocks | undefined;
@@ -143,6 +161,7 @@ export class SqliteStore implements TaskStore {
     this.journal = new SqliteStepJournalStore(() => this.db, this.commits);
     this.timeline = new SqliteTimeline(() => this.db, this.commits);
     this.eventLog = new SqliteTaskEventLog(() => this.db, this.commits);
+    this.webhooks = new SqliteWebhookOutbox(() => this.db, this.commits);
     this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0, undefined, (taskId) =>
       this.eventLog.lengthNow(taskId),
     );
@@ -151,6 +170,7 @@ export class SqliteStore implements TaskStore {
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.timeline, TIMELINE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.eventLog, EVENT_LOG_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
+    retryWhenBusy(this.webhooks, WEBHOOKS_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.browse, BROWSE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
   }
 
