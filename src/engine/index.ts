@@ -18,6 +18,7 @@ export * from './contracts/WebhookOutboxStore.js';
 export * from './contracts/TaskBrowseStore.js';
 export { type CreateTaskInput } from './core/TaskCreation.js';
 export * from './core/TaskEngine.js';
+export * from './core/TaskEvents.js';
 export * from './core/TaskEngineOptions.js';
 export * from './record/TaskError.js';
 export * from './record/TaskChange.js';

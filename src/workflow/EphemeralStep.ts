@@ -81,6 +81,11 @@ export class EphemeralStep implements Step {
     return { state: 'unanswered' };
   }
 
+  async emit(name: string): Promise<void> {
+    // A plain call has no task and so no event log; the name is still taken, as a task run would take it.
+    this.enter(name);
+  }
+
   async status(): Promise<void> {
     // A plain call has no task whose status a poller could read.
   }

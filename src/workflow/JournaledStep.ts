@@ -164,6 +164,17 @@ export class JournaledStep implements Step {
     return check;
   }
 
+  /** A keyed append to the task's event log: the log keeps the first emit of a name, so a replay adds nothing. */
+  async emit(name: string, type: string, data: Record<string, unknown>): Promise<void> {
+    if (this.run.stopped) {
+      this.signal.throwIfAborted();
+      this.run.suspend(this.run.suspension ?? {});
+    }
+    if (this.used.has(name)) throw new DuplicateStepError(name);
+    this.used.add(name);
+    await this.run.emit(type, data, `step:${name}`);
+  }
+
   async status(message: string): Promise<void> {
     if (this.run.stopped) return;
     await this.run.context.setStatusMessage(message);

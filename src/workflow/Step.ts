@@ -56,6 +56,12 @@ export interface Step {
    * (a replay sees the same). Never suspends; throws for a key that is not an offer.
    */
   checkInput(name: string, key: string): Promise<InputCheck>;
+  /**
+   * Emits an intermediate result of the task as an event of a registered type (data valid per its payloadSchema),
+   * delivered to the task's event subscribers. Keyed by `name` (one namespace with step names): a resumed run never
+   * emits it twice. A plain (non-task) call has no task to emit for: nothing is stored.
+   */
+  emit(name: string, type: string, data: Record<string, unknown>): Promise<void>;
   /** Writes the task's statusMessage for pollers (not journaled: a replay may write the same message again). */
   status(message: string): Promise<void>;
   /** A key stable across replays and retries of step `name`, for the idempotency keys of external calls. */

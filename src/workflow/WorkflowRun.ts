@@ -12,7 +12,7 @@ import {
 import type { ElicitOutcome, InputRequest } from './Step.js';
 
 /** The part of the engine a workflow run uses. */
-export type WorkflowEngine = Pick<TaskEngine, 'store' | 'clock' | 'park' | 'offer' | 'consumeOffer'>;
+export type WorkflowEngine = Pick<TaskEngine, 'store' | 'clock' | 'park' | 'offer' | 'consumeOffer' | 'emitEvent'>;
 
 /** Where a run stopped: until a time, and/or until the question of step `stepName` is answered. */
 export interface Suspension {
@@ -124,6 +124,17 @@ export class WorkflowRun {
   async offer(key: string, request: InputRequest): Promise<void> {
     if (this.context.task.offers?.[key]) return;
     await this.engine.offer(this.taskId, this.context.task.attempts, key, request).catch((error) => this.stale(error));
+  }
+
+  /**
+   * Emits an event for the task (checked against its type, bounded per task). With `key`, a replay of the run stores
+   * nothing new (the log keeps the first emit of a key). Returns the event's `seq` in the task's log.
+   */
+  async emit(type: string, data: Record<string, unknown>, key?: string): Promise<number> {
+    const emitted = await this.engine
+      .emitEvent(this.taskId, { type, data, ...(key !== undefined && { key }) }, this.context.task.attempts)
+      .catch((error) => this.stale(error));
+    return emitted.seq;
   }
 
   /** The task's offers as stored now (answers arrive while the run goes on). */

@@ -1,4 +1,5 @@
 export * from './EphemeralStep.js';
+export * from './emitTaskEvent.js';
 export * from './JournaledStep.js';
 export * from './journaledWork.js';
 export * from './parseDuration.js';

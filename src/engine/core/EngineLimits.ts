@@ -49,6 +49,13 @@ export interface EngineLimits {
   maxJsonDepth: number;
   /** Timeline entries kept per task (the first and the newest); 0 keeps none. Default 200. */
   timelineEntries: number;
+  /**
+   * Entries of a task's event log (its emitted events and its status changes); an emit past it is refused (the log
+   * never drops entries, so cursors stay valid). The terminal status always finds room. Default 1000.
+   */
+  eventsPerTask: number;
+  /** Size cap (UTF-8 JSON bytes) of one emitted event's data. Default 64 KiB. */
+  maxEventBytes: number;
 }
 
 export const DEFAULT_LIMITS: EngineLimits = {
@@ -64,6 +71,8 @@ export const DEFAULT_LIMITS: EngineLimits = {
   maxResultBytes: 4 * 1024 * 1024,
   maxJsonDepth: 64,
   timelineEntries: DEFAULT_TIMELINE_MAX_ENTRIES,
+  eventsPerTask: 1000,
+  maxEventBytes: 64 * 1024,
 };
 
 /** The limits counted in whole units (tasks, entries, levels, ms, bytes), and the least each may be. */
@@ -80,6 +89,8 @@ const WHOLE: Array<[keyof EngineLimits, number]> = [
   ['maxResultBytes', 0],
   ['maxJsonDepth', 1],
   ['timelineEntries', 0],
+  ['eventsPerTask', 0],
+  ['maxEventBytes', 0],
 ];
 
 /**

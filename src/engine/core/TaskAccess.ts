@@ -21,6 +21,9 @@ export interface Update {
  * compare-and-set retried on a fresh read and announced on the event bus, and lifecycle hooks never break a write.
  */
 export class TaskAccess {
+  /** Each stored status change, awaited before the write returns (the task's event log records it: TaskEvents). */
+  onStatusChange: ((previous: TaskRecord, next: TaskRecord) => Promise<void>) | undefined;
+
   constructor(
     readonly store: TaskStore,
     private readonly clock: Clock,
@@ -106,6 +109,7 @@ export class TaskAccess {
       if (await this.guard(() => this.store.replace(next, current.version, along))) {
         if (!along) await this.timelines.record(current, next);
         if (!isTerminal(current.status) && isTerminal(next.status)) this.onSettled(next);
+        if (current.status !== next.status) await this.onStatusChange?.(current, next);
         if (!along) await this.publish(taskId, announced);
         return { record: next, changed: true };
       }
@@ -113,9 +117,10 @@ export class TaskAccess {
     }
   }
 
-  /** Removes what is kept beside a deleted or swept task (its step journal, its timeline). */
+  /** Removes what is kept beside a deleted or swept task (its step journal, its timeline, its event log). */
   async removeAttached(taskId: string): Promise<void> {
     await this.guard(async () => this.store.journal?.remove(taskId));
+    await this.guard(async () => this.store.eventLog?.remove(taskId));
     await this.guard(() => this.timelines.remove(taskId));
   }
 

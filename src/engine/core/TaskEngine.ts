@@ -36,6 +36,8 @@ import { TaskSpans } from '../tracing/TaskSpans.js';
 import type { TaskStore } from '../contracts/TaskStore.js';
 import { releaseSpanHolder } from '../tracing/taskTracing.js';
 import type { TimelineEntry } from '../record/TaskTimeline.js';
+import { TaskEvents, type EmittedEvent, type EventAppendedListener } from './TaskEvents.js';
+import type { LoggedEvent } from '../contracts/TaskEventLog.js';
 import { TaskWaiting } from './TaskWaiting.js';
 import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TimelineRecorder } from './TimelineRecorder.js';
@@ -64,6 +66,7 @@ export class TaskEngine implements EngineHandle {
   private readonly maintenance: TaskMaintenance;
   private readonly inputs: TaskInputs;
   private readonly spans: TaskSpans;
+  private readonly events: TaskEvents;
   private started = false;
 
   constructor(options: TaskEngineOptions) {
@@ -89,6 +92,11 @@ export class TaskEngine implements EngineHandle {
       // A renewal tick is a third of a lease: an answer slower than that may have cost a runner its renewal.
       new StoreReachability(this.clock, Math.ceil(this.leaseMs / 3)),
     );
+    this.events = new TaskEvents(this.access, this.clock, this.logger, this.limits, {
+      ...(options.checkEvent && { check: options.checkEvent }),
+      statusEvents: options.statusEvents ?? false,
+    });
+    this.access.onStatusChange = (previous, next) => this.events.recordStatus(previous, next);
     this.waiting = new TaskWaiting(this.access, this.clock, this.logger, options.recheckIntervalMs ?? 5_000);
     this.spans = new TaskSpans(
       {
@@ -138,6 +146,7 @@ export class TaskEngine implements EngineHandle {
     await this.store.init();
     await this.store.journal?.init();
     await this.access.timelines.init();
+    await this.events.init();
     this.cursors = new CursorCodec(await this.store.getSecret(), this.cursorTtlMs);
     this.started = true;
     await this.maintenance.start();
@@ -391,6 +400,42 @@ export class TaskEngine implements EngineHandle {
   }
 
   // ---- waiting (TaskWaiting) ------------------------------------------------------------------------------------
+  // ---- the task's event log (TaskEvents) ---------------------------------------------------------------------------
+
+  /**
+   * Appends an event the task's work emitted to its log (bounded: `limits.eventsPerTask`, `limits.maxEventBytes`;
+   * checked by `checkEvent`) and announces it on the log's topic. A keyed emit seen before stores nothing. Throws
+   * TaskEventRejectedError when refused; with `attempt`, StaleLeaseError once a later run took the task over.
+   */
+  emitEvent(taskId: string, event: EmittedEvent, attempt?: number): Promise<{ seq: number; duplicate: boolean }> {
+    return this.events.emit(taskId, event, attempt);
+  }
+
+  /** Up to `limit` entries of the log of a task of `scope`, from `from`; foreign and missing tasks raise alike. */
+  async readEvents(scope: OwnerScope, taskId: string, from: number, limit: number): Promise<LoggedEvent[]> {
+    await this.get(scope, taskId);
+    return this.events.read(taskId, from, limit);
+  }
+
+  /** How many entries the log of a task of `scope` holds (the `seq` its next entry gets). */
+  async eventCount(scope: OwnerScope, taskId: string): Promise<number> {
+    await this.get(scope, taskId);
+    return this.events.length(taskId);
+  }
+
+  /** Whether the store keeps event logs (all four stores do). */
+  get keepsEvents(): boolean {
+    return this.events.kept;
+  }
+
+  /**
+   * Hears every entry appended to any task's log in this process (the emitting one: a queue worker for its tasks'
+   * emits). Returns the removal. Readers in other processes listen on `eventLogTopic(taskId)` instead.
+   */
+  onEventAppended(listener: EventAppendedListener): () => void {
+    return this.events.onAppended(listener);
+  }
+
 
   /** Calls `listener` with the current record (or undefined once gone) after every change of the task. */
   observe(

@@ -5,6 +5,7 @@ import type { Executor } from '../contracts/Executor.js';
 import type { RecoveryPolicy } from './RecoveryPolicy.js';
 import type { TaskRecord } from '../record/TaskRecord.js';
 import type { TaskStore } from '../contracts/TaskStore.js';
+import type { EventCheck } from './TaskEvents.js';
 
 /**
  * The default lease. An in-process executor leases every task it holds, queued ones included, and each renewal
@@ -47,6 +48,16 @@ export interface TaskEngineOptions {
   logger?: EngineLogger;
   /** Called after each lifecycle change is stored (creation, every terminal status, deletion, recovery). */
   onLifecycle?: (event: TaskLifecycleEvent) => void;
+  /**
+   * Checks each event a task's work emits against its registered type (the Events extension's catalog supplies it:
+   * `EventCatalog.check`). Without it any type name with JSON object data is stored. Give queue workers the same one.
+   */
+  checkEvent?: EventCheck;
+  /**
+   * Record each status change of a task in its event log (`TASK_STATUS_EVENT`), for subscribers to a task's events.
+   * Default false; the runtime sets it when Events are served. Set it in queue workers too.
+   */
+  statusEvents?: boolean;
 }
 
 export interface ListResult {

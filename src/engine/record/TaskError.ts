@@ -142,3 +142,18 @@ export function redactUrl(url: string): string {
 export function isTaskError(error: unknown): error is TaskError {
   return error instanceof TaskError;
 }
+
+/**
+ * An event a task's work emitted was not stored: its type is not registered, its data does not match the type's
+ * payloadSchema, it is over `EngineLimits.maxEventBytes`, the task's log holds `eventsPerTask` entries, or the task
+ * has ended (or is gone). Thrown to the emitting handler; nothing reaches the requestor.
+ */
+export class TaskEventRejectedError extends TaskError {
+  readonly kind = 'event_rejected';
+  constructor(
+    readonly reason: 'unknown_type' | 'invalid_payload' | 'too_large' | 'events_per_task' | 'task_ended',
+    message: string,
+  ) {
+    super(message);
+  }
+}
