@@ -34,6 +34,7 @@ import {
 import { PgTaskWrites } from './PgTaskWrites.js';
 import { PgTimeline } from './PgTimeline.js';
 import { PgTaskEventLog } from './PgTaskEventLog.js';
+import { PgWebhookOutbox } from './PgWebhookOutbox.js';
 import { waitForConnection } from './waitForConnection.js';
 
 export interface PostgresStoreOptions {
@@ -77,6 +78,7 @@ export class PostgresStore implements TaskStore {
   readonly journal: PgStepJournalStore;
   readonly timeline: PgTimeline;
   readonly eventLog: PgTaskEventLog;
+  readonly webhooks: PgWebhookOutbox;
   readonly browse: PgBrowse;
   private readonly pool: pg.Pool;
   private readonly ownPool: boolean;
@@ -136,6 +138,7 @@ export class PostgresStore implements TaskStore {
     this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks', this.statements);
     this.browse = new PgBrowse(this.pool, this.names);
     this.eventLog = new PgTaskEventLog(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.webhooks = new PgWebhookOutbox(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.writes = new PgTaskWrites(
       (text, values) => this.query(text, values),
       this.names,
