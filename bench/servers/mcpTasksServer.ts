@@ -4,7 +4,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
-import { createMcpTasks, serveHttp } from '../../src/server/index.js';
+import { createMcpTasks, runtimeOf, serveHttp } from '../../src/server/index.js';
 import { withSteps } from '../../src/workflow/index.js';
 import { preciseNow } from '../httpSession.js';
 
@@ -53,13 +53,13 @@ const tasks = await createMcpTasks({
   ...(process.env['MCP_TASKS_CONCURRENCY'] && { concurrency: Number(process.env['MCP_TASKS_CONCURRENCY']) }),
   limits: { maxActivePerOwner: 1_000_000, maxStoredPerOwner: 1_000_000 },
 });
-const http = await serveHttp(tasks, createServer, { port: 0 });
+const http = await serveHttp(tasks, { port: 0 });
 console.log(`listening on ${http.url}`);
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
-  const { activeCount = 0, queuedCount = 0 } = tasks.executor as { activeCount?: number; queuedCount?: number };
+  const { running, waiting } = runtimeOf(tasks).executor.load?.() ?? { running: 0, waiting: 0 };
   const events = http.handler.eventStoreBytes;
-  console.error(`memory ${JSON.stringify({ ...process.memoryUsage(), runs: activeCount + queuedCount, events })}`);
+  console.error(`memory ${JSON.stringify({ ...process.memoryUsage(), runs: running + waiting, events })}`);
 });
 process.on(
   'SIGTERM',

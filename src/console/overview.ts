@@ -1,12 +1,6 @@
-import type { TaskBrowseStore, TaskStatus } from '../engine/index.js';
+import type { QueueStats, TaskBrowseStore, TaskStatus } from '../engine/index.js';
 
-/** The queue executor's state, when the console is told how to read it. */
-export interface QueueStats {
-  waiting: number;
-  active: number;
-  delayed: number;
-  workers: Array<{ name: string; addr?: string; age?: number }>;
-}
+export type { QueueStats } from '../engine/index.js';
 
 export interface Overview {
   counts: Partial<Record<TaskStatus, number>>;

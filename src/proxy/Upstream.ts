@@ -11,15 +11,15 @@ import {
   type TaskTarget,
   type Tool,
 } from '../client/index.js';
+import type { EngineLogger } from '../engine/index.js';
 import { ErrorCodes, CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
-import type { McpTasks } from '../server/index.js';
 import { DirectHttpCall, DirectRefusedError } from './DirectHttpCall.js';
 import type { InputAnswer, InputRequest, InputRoute } from './InputRoute.js';
 import { PASSTHROUGH, type UpstreamRequestOptions } from './passthrough.js';
 
 export interface UpstreamOptions {
   target: TaskTarget;
-  logger: McpTasks['logger'];
+  logger: EngineLogger;
   /** Restart backoff of a stdio upstream that exited: doubles from `initialDelayMs` up to `maxDelayMs`. */
   restart?: { initialDelayMs?: number; maxDelayMs?: number };
   /**

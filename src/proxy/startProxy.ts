@@ -1,6 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { isHttpTarget, type DialectPreference, type TaskTarget } from '../client/index.js';
+import type { EngineLogger } from '../engine/index.js';
 import { createMcpTasks, guardStdin, jwtAuth, serveHttp, type McpTasks } from '../server/index.js';
 import { queueExecutor, runWorker, type WorkerHandle } from '../server/worker/index.js';
 import { bridgedRecovery } from './bridgedRecovery.js';
@@ -29,7 +30,7 @@ export interface ProxyOptions {
   /** From `--tools`; applied after the config file's rules. */
   tools?: ToolRule[];
   config?: ProxyConfig;
-  logger?: McpTasks['logger'];
+  logger?: EngineLogger;
 }
 
 export interface RunningProxy {
@@ -43,7 +44,7 @@ export interface RunningProxy {
 }
 
 const SERVER_INFO = { name: 'mcp-tasks-proxy', version: '0.1.0' };
-const silent: McpTasks['logger'] = { info() {}, warn() {}, error() {} };
+const silent: EngineLogger = { info() {}, warn() {}, error() {} };
 
 /** Starts a proxy: connects the upstream, opens the store, recovers tasks and serves. */
 export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
@@ -127,7 +128,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     await server.connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
     return { tasks, upstreams, close: () => shutdown(() => server.close()) };
   }
-  const http = await serveHttp(tasks, factory, {
+  const http = await serveHttp(tasks, {
     port: options.serve.port ?? 3000,
     host: options.serve.host ?? '127.0.0.1',
     // The proxy's handlers never read `ctx.http.req`.

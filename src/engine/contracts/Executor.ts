@@ -120,6 +120,20 @@ export interface RunReservation {
   release(): void;
 }
 
+/** Tasks an executor runs in this process now, and those waiting here for a slot. */
+export interface ExecutorLoad {
+  running: number;
+  waiting: number;
+}
+
+/** The state of a queue that worker processes take tasks from (the console's overview shows it). */
+export interface QueueStats {
+  waiting: number;
+  active: number;
+  delayed: number;
+  workers: Array<{ name: string; addr?: string; age?: number }>;
+}
+
 /** Runs tasks' work somewhere (this process, a worker pool) and reports outcomes through the engine. */
 export interface Executor {
   /** A unique name of this executor instance; stored as the task's runner. */
@@ -141,5 +155,9 @@ export interface Executor {
    * wake-at index poll; with it that poll is a slower safety net (see TaskEngineOptions.wakeIntervalMs).
    */
   scheduleWake?(entry: WakeEntry): Promise<void>;
+  /** What runs and waits in this process now (the metrics' load gauges). Optional: absent, the load reads as none. */
+  load?(): ExecutorLoad;
+  /** For an executor that queues tasks for workers: the queue's state (the console's overview). Optional. */
+  queueStats?(): Promise<QueueStats>;
   close(): Promise<void>;
 }

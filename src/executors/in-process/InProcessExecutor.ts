@@ -8,6 +8,7 @@ import {
   type EngineHandle,
   type EngineLogger,
   type Executor,
+  type ExecutorLoad,
   type RunReservation,
   type TaskRecord,
   type TaskWork,
@@ -88,6 +89,10 @@ export class InProcessExecutor implements Executor {
 
   get queuedCount(): number {
     return this.waitingCount;
+  }
+
+  load(): ExecutorLoad {
+    return { running: this.running.size, waiting: this.waitingCount };
   }
 
   async submit(task: TaskRecord): Promise<void> {

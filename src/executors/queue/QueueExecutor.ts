@@ -5,6 +5,7 @@ import {
   type EngineHandle,
   type EngineLogger,
   type Executor,
+  type QueueStats,
   type SubmitContext,
   type TaskRecord,
   type TaskStore,
@@ -138,6 +139,24 @@ export class QueueExecutor implements Executor {
       this.enqueueTimeoutMs,
       `Redis did not take the timer within ${this.enqueueTimeoutMs} ms`,
     );
+  }
+
+  /** BullMQ's job counts (prioritized jobs wait too) and the workers connected to the queue now. */
+  async queueStats(): Promise<QueueStats> {
+    const [counts, workers] = await Promise.all([
+      this.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed'),
+      this.queue.getWorkers(),
+    ]);
+    return {
+      waiting: (counts['waiting'] ?? 0) + (counts['prioritized'] ?? 0),
+      active: counts['active'] ?? 0,
+      delayed: counts['delayed'] ?? 0,
+      workers: workers.map((worker) => ({
+        name: worker['name'] ?? worker['id'] ?? 'worker',
+        ...(worker['addr'] !== undefined && { addr: worker['addr'] }),
+        ...(worker['age'] !== undefined && { age: Number(worker['age']) }),
+      })),
+    };
   }
 
   /**

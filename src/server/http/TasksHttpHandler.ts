@@ -21,7 +21,7 @@ import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListe
 import { TaskFastPath } from './fast/TaskFastPath.js';
 import { TaskConnection } from '../connection/TaskConnection.js';
 
-import type { McpTasks } from '../McpTasks.js';
+import { runtimeOf, type McpTasks } from '../McpTasks.js';
 import type { AuthInfoLike, ServerFactory, TransportLike } from '../ServerLike.js';
 
 export interface TasksHttpHandlerOptions extends RequestGuardOptions {
@@ -81,11 +81,21 @@ const RETRY_MS = 1000;
  * client that sends no session), 2026-07-28 traffic goes to the SDK's per-request handler; every server instance is
  * attached to the same tasks runtime.
  */
+export function createTasksHttpHandler(tasks: McpTasks, options?: TasksHttpHandlerOptions): TasksHttpHandler;
+/** @deprecated The factory is the `server` given to createMcpTasks: call `createTasksHttpHandler(tasks, options)`. */
 export function createTasksHttpHandler(
   tasks: McpTasks,
   factory: ServerFactory,
-  options: TasksHttpHandlerOptions = {},
+  options?: TasksHttpHandlerOptions,
+): TasksHttpHandler;
+export function createTasksHttpHandler(
+  tasks: McpTasks,
+  factoryOrOptions?: ServerFactory | TasksHttpHandlerOptions,
+  maybeOptions?: TasksHttpHandlerOptions,
 ): TasksHttpHandler {
+  const factory = typeof factoryOrOptions === 'function' ? factoryOrOptions : undefined;
+  const options = (typeof factoryOrOptions === 'function' ? maybeOptions : factoryOrOptions) ?? {};
+  const runtime = runtimeOf(tasks);
   const attached = tasks.wrapFactory(factory);
   const sessions = new SessionRegistry({
     maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
@@ -153,7 +163,7 @@ export function createTasksHttpHandler(
         events.clear();
       };
       // The session's requests of the fast path are answered through this connection, as those of the transport.
-      const connection = new TaskConnection(transport as TransportLike, tasks, { standaloneStream: true });
+      const connection = new TaskConnection(transport as TransportLike, runtime, { standaloneStream: true });
       const server = await attached({ era: 'legacy', ...(authInfo && { authInfo }) });
       await server.connect(connection);
       const response = await transport.handleRequest(request, handleOptions);
@@ -229,9 +239,9 @@ export function createTasksHttpHandler(
             message: `Too many task ids: at most ${maxListenTaskIds} in one subscriptions/listen`,
           },
         });
-      const caller = resolveCaller(auth, undefined, tasks.callerOptions, clientKeyOf(request));
+      const caller = resolveCaller(auth, undefined, runtime.callerOptions, clientKeyOf(request));
       try {
-        tasks.checkRate(caller, 'wait');
+        runtime.checkRate(caller, 'wait');
       } catch (error) {
         return Response.json({ jsonrpc: '2.0', id: listen.id, error: toJsonRpcError(error) });
       }

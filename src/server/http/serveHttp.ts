@@ -8,9 +8,8 @@ import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { LazyAbort } from '../connection/LazyAbort.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
-import { queueStatsOf } from './queueStatsOf.js';
 import { requestGuardResponse } from './requestGuardResponse.js';
-import type { McpTasks } from '../McpTasks.js';
+import { runtimeOf, type McpTasks } from '../McpTasks.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { readNodeBody, RequestBodyTooLargeError, webRequestOf } from './fast/nodeRequest.js';
 import {
@@ -72,23 +71,32 @@ export interface HttpServerHandle {
   close(): Promise<void>;
 }
 
-const withQueueStats = (queueStats: ConsoleOptions['queueStats']) => (queueStats ? { queueStats } : {});
-
 const DEFAULT_MAX_PENDING_BYTES = 32 * 1024 * 1024;
 const DEFAULT_SLOW_READER_MS = 30_000;
 const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 30_000;
 /** One reason for every request whose response closed: an abort's own DOMException costs a stack trace per request. */
 const CONNECTION_CLOSED = new DOMException('The response was closed', 'AbortError');
 
-/** Serves the tasks-enabled MCP server over Streamable HTTP on node:http. */
+/** Serves the tasks-enabled MCP server (the `server` factory of `tasks`) over Streamable HTTP on node:http. */
+export async function serveHttp(tasks: McpTasks, options?: ServeHttpOptions): Promise<HttpServerHandle>;
+/** @deprecated The factory is the `server` given to createMcpTasks: call `serveHttp(tasks, options)`. */
 export async function serveHttp(
   tasks: McpTasks,
   factory: ServerFactory,
-  options: ServeHttpOptions = {},
+  options?: ServeHttpOptions,
+): Promise<HttpServerHandle>;
+export async function serveHttp(
+  tasks: McpTasks,
+  factoryOrOptions?: ServerFactory | ServeHttpOptions,
+  maybeOptions?: ServeHttpOptions,
 ): Promise<HttpServerHandle> {
+  const factory = typeof factoryOrOptions === 'function' ? factoryOrOptions : undefined;
+  const options = (typeof factoryOrOptions === 'function' ? maybeOptions : factoryOrOptions) ?? {};
+  const runtime = runtimeOf(tasks);
+  const executor = runtime.executor;
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
-  const handler = createTasksHttpHandler(tasks, factory, options);
+  const handler = factory ? createTasksHttpHandler(tasks, factory, options) : createTasksHttpHandler(tasks, options);
   const plain = typeof options.fastPath === 'object' ? options.fastPath : {};
   const fast =
     options.fastPath === false
@@ -101,7 +109,7 @@ export async function serveHttp(
   const taskConsole =
     options.console &&
     new TaskConsole(tasks.engine, {
-      ...withQueueStats(queueStatsOf(tasks.executor)),
+      ...(executor.queueStats && { queueStats: executor.queueStats.bind(executor) }),
       ...(options.allowedHostnames && { allowedHostnames: options.allowedHostnames }),
       ...(options.allowedOrigins && { allowedOrigins: options.allowedOrigins }),
       ...options.console,
@@ -138,7 +146,7 @@ export async function serveHttp(
     const abort = new LazyAbort();
     res.once('close', () => abort.abort(CONNECTION_CLOSED));
     const onSlowReader = () =>
-      tasks.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut');
+      runtime.logger.warn({ url: req.url, maxPendingBytes }, 'HTTP response not read by its client; connection cut');
     const slowReaderMs = options.slowReaderMs ?? DEFAULT_SLOW_READER_MS;
     const write = (response: Response) =>
       writeNodeResponse(response, res, { maxPendingBytes, slowReaderMs, onSlowReader });
@@ -175,7 +183,7 @@ export async function serveHttp(
       if (error instanceof RequestBodyTooLargeError)
         response = jsonRpcErrorResponse(413, ErrorCodes.TRANSPORT_REFUSED, error.message, { connection: 'close' });
       else {
-        tasks.logger.error({ error: String(error) }, 'HTTP request failed');
+        runtime.logger.error({ error: String(error) }, 'HTTP request failed');
         if (res.headersSent) return void res.destroy();
         response = jsonRpcErrorResponse(500, ErrorCodes.INTERNAL_ERROR, 'Internal server error');
       }
@@ -185,7 +193,7 @@ export async function serveHttp(
 
   const server = createServer((req, res) => {
     serve(req, res).catch((error: unknown) => {
-      tasks.logger.error({ error: String(error) }, 'HTTP request failed');
+      runtime.logger.error({ error: String(error) }, 'HTTP request failed');
       res.destroy();
     });
   });
