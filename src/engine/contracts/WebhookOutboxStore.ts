@@ -109,7 +109,7 @@ export interface WebhookOutboxStore {
    */
   enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined>;
   /**
-   * Claims up to `limit` rows due at `now` (not done, unclaimed or with a lapsed lease), earliest `seq` first, for
+   * Claims up to `limit` rows due at `now` (not done, unclaimed or with a lapsed lease), earliest due first (then by `seq`), for
    * `leaseMs`: each claimed row's `dueAt` becomes its lease end and its `attempts` one more (an attempt cut short by a
    * crash counts, so a row that kills its deliverer is not retried forever).
    */

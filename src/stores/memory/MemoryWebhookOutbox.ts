@@ -90,10 +90,10 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
   }
 
   async claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
+    const due = [...this.rows.values()].filter((row) => !row.done && row.dueAt <= now);
+    due.sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq);
     const claimed: OutboxRow[] = [];
-    for (const row of this.rows.values()) {
-      if (claimed.length >= limit) break;
-      if (row.done || row.dueAt > now) continue;
+    for (const row of due.slice(0, limit)) {
       row.token = token;
       row.dueAt = now + leaseMs;
       row.attempts++;

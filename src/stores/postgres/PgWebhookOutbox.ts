@@ -222,13 +222,13 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
     if (limit <= 0) return [];
     const { rows } = await this.pool.query<Row>(
       `UPDATE ${this.outbox} o SET token = $1, due_at = $3, attempts = o.attempts + 1
-       FROM (SELECT seq FROM ${this.outbox} WHERE NOT done AND due_at <= $2 ORDER BY seq LIMIT $4
+       FROM (SELECT seq FROM ${this.outbox} WHERE NOT done AND due_at <= $2 ORDER BY due_at, seq LIMIT $4
              FOR UPDATE SKIP LOCKED) due
        WHERE o.seq = due.seq
        RETURNING o.*`,
       [token, now, now + leaseMs, limit],
     );
-    return rows.map(outboxRowOf).sort((a, b) => a.seq - b.seq);
+    return rows.map(outboxRowOf).sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq);
   }
 
   async settle(seq: number, token: string, settlement: OutboxSettlement): Promise<boolean> {

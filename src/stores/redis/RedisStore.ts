@@ -37,6 +37,7 @@ import {
 } from './redisScripts.js';
 import { RedisTimeline, timelineArgs } from './RedisTimeline.js';
 import { RedisTaskEventLog } from './RedisTaskEventLog.js';
+import { RedisWebhookOutbox } from './RedisWebhookOutbox.js';
 import { waitForReady } from './waitForReady.js';
 
 export interface RedisStoreOptions {
@@ -88,6 +89,7 @@ export class RedisStore implements TaskStore {
   readonly journal: RedisStepJournalStore;
   readonly timeline: RedisTimeline;
   readonly eventLog: RedisTaskEventLog;
+  readonly webhooks: RedisWebhookOutbox;
   readonly browse: RedisBrowse;
   private readonly redis: Redis;
   private readonly ownClient: boolean;
@@ -130,6 +132,7 @@ export class RedisStore implements TaskStore {
     this.journal = new RedisStepJournalStore(this.redis, this.keys.prefix);
     this.timeline = new RedisTimeline(this.redis, this.keys.prefix);
     this.eventLog = new RedisTaskEventLog(this.redis, this.keys.prefix);
+    this.webhooks = new RedisWebhookOutbox(this.redis, this.keys.prefix);
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({
       lazyConnect: true,

@@ -255,7 +255,7 @@ function prepare(db: Database.Database) {
     enqueue: db.prepare(
       `INSERT INTO ${outbox} (subscription_id, webhook_id, kind, body, cursor, due_at, target) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
-    due: db.prepare(`SELECT seq FROM ${outbox} WHERE done = 0 AND due_at <= ? ORDER BY seq LIMIT ?`).pluck(),
+    due: db.prepare(`SELECT seq FROM ${outbox} WHERE done = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT ?`).pluck(),
     take: db.prepare(`UPDATE ${outbox} SET token = ?, due_at = ?, attempts = attempts + 1 WHERE seq = ?`),
     row: db.prepare(`SELECT * FROM ${outbox} WHERE seq = ?`),
     settleDone: db.prepare(
