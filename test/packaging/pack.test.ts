@@ -37,14 +37,14 @@ const entryNames = Object.keys(pkg.exports)
   .filter((subpath) => subpath !== './package.json')
   .map((subpath) => `mcp-tasks${subpath.slice(1)}`);
 
-/** The README's install section: its `npm install` line and the server it shows. */
+/** The README's install and quick start sections: the `npm install` line and the server the quick start shows. */
 function readmeInstall(): { packages: string[]; server: string } {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const section = /^## Install\n([\s\S]*?)^## /m.exec(readme)?.[1] ?? '';
+  const section = /^## Install\n([\s\S]*?)^## (?!Quick start)/m.exec(readme)?.[1] ?? '';
   const install = /```sh\nnpm install ([^\n]+)\n```/.exec(section)?.[1];
   const server = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
   if (!install || !server)
-    throw new Error('README.md: no "## Install" section with an npm install line and a ts block');
+    throw new Error('README.md: no "## Install" and "## Quick start" with an npm install line and a ts block');
   return { packages: install.trim().split(/\s+/), server };
 }
 
