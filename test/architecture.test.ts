@@ -42,7 +42,7 @@ for (const file of files) {
   );
 }
 
-/** Which layers each layer may import (DESIGN.md §2), besides itself. */
+/** Which layers each layer may import (docs/architecture.md, "Layers and the dependency rule"), besides itself. */
 function allowed(from: string, to: string): boolean {
   if (from === to) return true;
   const [fromTop] = from.split('/');
@@ -76,8 +76,9 @@ function allowed(from: string, to: string): boolean {
       // The operator's view: engine reads and the engine's cancel, below the server that mounts it.
       return to === 'engine';
     case 'cli':
-      // A thin shell over the public API: the client, the server runtime for `worker`, the proxy for `proxy`, the
-      // console for `console` and `get --timeline`.
+      // The package's binary: the client for the host commands, the server runtime for `serve` and `worker`, the
+      // proxy for `proxy`, the console for `console` and `get --timeline`. Which of their names it may use is below
+      // ("the command line").
       return to === 'client' || to === 'server' || to === 'proxy' || to === 'console';
     case 'index.ts':
     case 'exports':
@@ -99,7 +100,7 @@ const PACKAGES_OF: Record<string, readonly string[]> = {
   dialects: [],
 };
 
-describe('the dependency rule (DESIGN.md §2)', () => {
+describe('the dependency rule (docs/architecture.md)', () => {
   it('finds the source files', () => {
     expect(files.length).toBeGreaterThan(10);
   });
@@ -258,5 +259,77 @@ describe('error codes', () => {
       .flatMap((file) => errorCodeLiterals(file).map((code) => `${relative(root, file)}: ${code}`));
     expect(offenders).toEqual([]);
     expect(INTERNAL_ERROR_CODE).toBe(ErrorCodes.INTERNAL_ERROR);
+  });
+});
+
+/** The names a file imports from our own modules (their declared names, not local aliases), with the module. */
+function namedImportsOf(file: string): Array<{ name: string; target: string }> {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: Array<{ name: string; target: string }> = [];
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    const spec = statement.moduleSpecifier.text;
+    const bindings = statement.importClause?.namedBindings;
+    if (!spec.startsWith('.') || !bindings || !ts.isNamedImports(bindings)) continue;
+    const target = resolve(dirname(file), spec.replace(/\.js$/, '.ts'));
+    for (const element of bindings.elements) found.push({ name: (element.propertyName ?? element.name).text, target });
+  }
+  return found;
+}
+
+/** Every name the npm entry points (src/index.ts, src/exports/) export, by its declared name. */
+function publicNames(): Set<string> {
+  const entries = [join(src, 'index.ts'), ...walk(join(src, 'exports'))];
+  const names = new Set<string>();
+  for (const entry of entries) {
+    const source = ts.createSourceFile(entry, readFileSync(entry, 'utf8'), ts.ScriptTarget.Latest, true);
+    for (const statement of source.statements)
+      if (ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause))
+        for (const element of statement.exportClause.elements) names.add((element.propertyName ?? element.name).text);
+  }
+  return names;
+}
+
+/**
+ * What the command line takes that no npm entry exports, and why. The binary is more than a host: it ships the proxy
+ * and the console as commands (they have no API of their own), and it opens a store from a spec as the runtime does.
+ * Everything else it uses is public, so a host could build its commands from the package alone.
+ */
+const CLI_INTERNAL: Record<string, string> = {
+  'proxy/': 'the proxy ships as the `proxy` command, not as an API',
+  'console/': 'the console ships as the `console` command and a page of serveHttp, not as an API',
+  'protocol/': "the wire's names and shapes, a leaf every layer may use",
+  'server:createStore': 'a store from a spec string, as createMcpTasks opens it (`console`, `get --timeline`)',
+  'server:DEFAULT_STORE': 'the store the demo server and `serve` use by default',
+  'server:FALLBACK_TOOL_NAMES': "`tools` marks the proxy's fallback tools",
+  // Small checks a host writes in a line; the CLI takes the client's own so its answers match the client's.
+  'client:isDialectPreference': 'checks `--dialect` against the generations the client knows',
+  'client:isHttpTarget': 'reuses a remembered HTTP session only for an HTTP server',
+  'client:targetKey': 'finds the session kept with the handles under the key the handle store uses',
+};
+
+describe('the command line', () => {
+  const exported = publicNames();
+  const cliFiles = files.filter((file) => layerOf(file) === 'cli');
+
+  it('is found', () => {
+    expect(cliFiles.length).toBeGreaterThan(5);
+    expect(exported.has('TaskClient')).toBe(true);
+  });
+
+  it('uses only public names of the other layers, but for the listed exceptions', () => {
+    const used = new Set<string>();
+    const offenders: string[] = [];
+    for (const file of cliFiles)
+      for (const { name, target } of namedImportsOf(file)) {
+        const layer = layerOf(target);
+        if (layer === 'cli') continue;
+        const exception = [`${layer}/`, `${layer}:${name}`].find((key) => key in CLI_INTERNAL);
+        if (exception) used.add(exception);
+        else if (!exported.has(name)) offenders.push(`${relative(src, file)}: ${name} from ${relative(src, target)}`);
+      }
+    expect(offenders).toEqual([]);
+    // A stale exception is a hole in the rule.
+    expect([...used].sort()).toEqual(Object.keys(CLI_INTERNAL).sort());
   });
 });
