@@ -1,18 +1,15 @@
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 
-import {
-  isTerminal,
-  TaskEngine,
-  TaskTerminalError,
-  type TaskBrowseStore,
-  type TaskStatus,
-  type TaskStore,
-} from '../engine/index.js';
+import { TaskEngine, type TaskBrowseStore, type TaskStatus, type TaskStore } from '../engine/index.js';
 import { consoleAsset } from './assets/consoleAssets.js';
+import { ConsoleActions, type ConsoleAuditRecord } from './ConsoleActions.js';
 import { CONSOLE_COOKIE, ConsoleAuth, type ConsoleRole } from './consoleAuth.js';
+import { ConsoleRefusal } from './ConsoleRefusal.js';
+import { exportTasks } from './exportTasks.js';
 import { FailureThrottle } from './FailureThrottle.js';
 import { LiveStreams } from './LiveStreams.js';
 import { readOverview, type Overview, type QueueStats } from './overview.js';
+import { readJsonBody } from './readJsonBody.js';
 import { parseTaskQuery, QueryError, readTaskPage } from './TaskQuery.js';
 import { detailOf } from './taskViews.js';
 
@@ -37,6 +34,11 @@ export interface ConsoleOptions {
   maxStreams?: number;
   /** Failed logins (a wrong token or cookie) one client address may make before it gets 429. Default 10 a minute. */
   failedLogins?: { max?: number; windowMs?: number };
+  /**
+   * Receives every action taken from the console (cancel, answer, re-run), besides the task's own timeline entry.
+   * Default: none.
+   */
+  audit?: (record: ConsoleAuditRecord) => void;
 }
 
 const LOCALHOST = ['localhost', '127.0.0.1', '[::1]'];
@@ -52,6 +54,7 @@ export class TaskConsole {
   private readonly auth: ConsoleAuth;
   private readonly streams: LiveStreams;
   private readonly throttle: FailureThrottle;
+  private readonly actions: ConsoleActions;
   private overviewCache: { at: number; value: Promise<Overview> } | undefined;
   private refreshing: Promise<Overview> | undefined;
   private countsCache: { at: number; value: Promise<Partial<Record<TaskStatus, number>>> } | undefined;
@@ -59,7 +62,10 @@ export class TaskConsole {
   constructor(
     private readonly engine: TaskEngine,
     private readonly options: ConsoleOptions = {},
+    /** False over a store no runtime of this process runs: a re-run would never start there. */
+    runsTasks = true,
   ) {
+    this.actions = new ConsoleActions(engine, runsTasks, options.audit ?? (() => {}));
     this.path = (options.path ?? '/console').replace(/\/+$/, '') || '/console';
     this.auth = new ConsoleAuth({
       token: options.token ?? process.env['MCP_TASKS_CONSOLE_TOKEN'],
@@ -86,7 +92,7 @@ export class TaskConsole {
     await store.timeline?.init();
     await store.browse?.init();
     const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 0 });
-    return new TaskConsole(engine, options);
+    return new TaskConsole(engine, options, false);
   }
 
   /** The admin token (generated when none was given). */
@@ -127,9 +133,10 @@ export class TaskConsole {
       return unauthorized();
     }
     try {
-      return await this.route(request, url, role);
+      return await this.route(request, url, role, address);
     } catch (error) {
       if (error instanceof QueryError) return json(400, { error: error.message });
+      if (error instanceof ConsoleRefusal) return json(error.status, { error: error.message });
       throw error;
     }
   }
@@ -150,7 +157,7 @@ export class TaskConsole {
     });
   }
 
-  private async route(request: Request, url: URL, role: ConsoleRole): Promise<Response> {
+  private async route(request: Request, url: URL, role: ConsoleRole, address: string): Promise<Response> {
     const rest = url.pathname.slice(this.path.length);
     // The page's relative URLs (app.js, api/...) resolve under the trailing slash.
     if (rest === '') return new Response(null, { status: 308, headers: { location: `${this.path}/${url.search}` } });
@@ -158,20 +165,33 @@ export class TaskConsole {
     if (request.method === 'GET' && (rest === '/app.js' || rest === '/app.css')) return asset(rest.slice(1));
     if (request.method === 'GET' && rest === '/api/session') return json(200, { role });
     if (request.method === 'GET' && rest === '/api/tasks') return json(200, await this.list(url.searchParams));
+    if (request.method === 'GET' && rest === '/api/export')
+      return exportTasks(this.browse(), url.searchParams, this.engine.clock.now());
     if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview(OVERVIEW_TTL_MS));
     if (request.method === 'GET' && rest === '/api/stream')
       return this.streams.open(url.searchParams, request.signal, role);
-    const task = /^\/api\/tasks\/([^/]+)(\/cancel)?$/.exec(rest);
+    if (rest === '/api/cancel') {
+      if (request.method !== 'POST') return json(405, { error: 'method not allowed' });
+      authorise(request, role);
+      const { taskIds } = await readJsonBody(request);
+      return json(200, await this.actions.cancelMany(taskIds, address));
+    }
+    const task = /^\/api\/tasks\/([^/]+)(?:\/(cancel|answer|rerun))?$/.exec(rest);
     if (task) {
       const taskId = decodedSegment(task[1] as string);
       // A malformed escape names no task.
       if (taskId === undefined) return json(404, { error: 'no such task' });
-      if (!task[2] && request.method === 'GET') {
+      const action = task[2];
+      if (!action && request.method === 'GET') {
         const found = await this.task(taskId);
         return found ? json(200, found) : json(404, { error: 'no such task' });
       }
-      if (task[2] && request.method === 'POST') return this.cancel(request, taskId, role);
-      return json(405, { error: 'method not allowed' });
+      if (!action || request.method !== 'POST') return json(405, { error: 'method not allowed' });
+      authorise(request, role);
+      if (action === 'cancel') await this.actions.cancel(taskId, address);
+      else if (action === 'answer') await this.actions.answer(taskId, await readJsonBody(request), address);
+      else return json(200, { taskId: await this.actions.rerun(taskId, address) });
+      return json(200, await this.task(taskId));
     }
     return json(404, { error: 'not found' });
   }
@@ -228,22 +248,12 @@ export class TaskConsole {
     const timeline = await this.engine.timeline(record.owner, taskId).catch(() => []);
     return { task: detailOf(record), timeline, now: this.engine.clock.now() };
   }
+}
 
-  private async cancel(request: Request, taskId: string, role: ConsoleRole): Promise<Response> {
-    if (role !== 'admin') return json(403, { error: 'this token is read-only' });
-    // A form on a foreign page cannot set this header; with the SameSite cookie it keeps cancels to the console.
-    if (request.headers.get('x-console-request') !== '1') return json(403, { error: 'not from the console' });
-    const record = await this.engine.store.get(taskId);
-    if (!record) return json(404, { error: 'no such task' });
-    if (isTerminal(record.status)) return json(409, { error: `the task is already ${record.status}` });
-    try {
-      await this.engine.cancel(record.owner, taskId, 'Cancelled by an operator from the console.', 'console');
-    } catch (error) {
-      if (error instanceof TaskTerminalError) return json(409, { error: error.message });
-      throw error;
-    }
-    return json(200, await this.task(taskId));
-  }
+/** Actions need the admin token and the page's own header: a form on a foreign page cannot set it. */
+function authorise(request: Request, role: ConsoleRole): void {
+  if (role !== 'admin') throw new ConsoleRefusal(403, 'this token is read-only');
+  if (request.headers.get('x-console-request') !== '1') throw new ConsoleRefusal(403, 'not from the console');
 }
 
 const SECURITY_HEADERS = {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
+import { MAX_ACTION_BODY_BYTES } from './readJsonBody.js';
 import { requestUrlOf } from './requestUrl.js';
 import type { TaskConsole } from './TaskConsole.js';
 
@@ -15,11 +16,8 @@ export interface ConsoleServerHandle {
   close(): Promise<void>;
 }
 
-/**
- * The most a request body may hold: the console reads none (its one POST, a cancel, carries nothing), so a larger one
- * is refused before it is read (`413`).
- */
-export const MAX_CONSOLE_BODY_BYTES = 64 * 1024;
+/** The most a request body may hold (an action's JSON: an answer, task ids); a larger one is refused (`413`). */
+export const MAX_CONSOLE_BODY_BYTES = MAX_ACTION_BODY_BYTES;
 
 /**
  * What is read and dropped of a body refused as too large before the connection is cut: as much as the MCP endpoint
@@ -40,14 +38,17 @@ export async function serveConsole(
       const url = requestUrlOf(req.headers.host, req.url);
       // Routes come from the request-target alone: a Host that is more than host[:port] is refused.
       if (url === undefined) return refuse(res, 400, 'Bad Request: the Host header must be host[:port]');
-      if (!(await bodyWithin(req, MAX_CONSOLE_BODY_BYTES)))
+      const body = await bodyWithin(req, MAX_CONSOLE_BODY_BYTES);
+      if (body === undefined)
         return refuse(res, 413, `Payload Too Large: the console takes at most ${MAX_CONSOLE_BODY_BYTES} bytes`);
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) {
         if (value === undefined) continue;
         for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
       }
-      const request = new Request(url, { method: req.method ?? 'GET', headers, signal: abort.signal });
+      const method = req.method ?? 'GET';
+      const withBody = method !== 'GET' && method !== 'HEAD' && body.byteLength > 0;
+      const request = new Request(url, { method, headers, signal: abort.signal, ...(withBody && { body }) });
       const remoteAddress = req.socket.remoteAddress;
       const response =
         (await taskConsole.fetch(request, remoteAddress === undefined ? {} : { remoteAddress })) ??
@@ -58,10 +59,10 @@ export async function serveConsole(
       // Event streams announce themselves at once; the first event may take a moment.
       res.flushHeaders();
       if (!response.body) return void res.end();
-      const body = Readable.fromWeb(response.body as NodeReadableStream);
-      abort.signal.addEventListener('abort', () => body.destroy(), { once: true });
-      body.on('error', () => res.destroy());
-      body.pipe(res);
+      const answerBody = Readable.fromWeb(response.body as NodeReadableStream);
+      abort.signal.addEventListener('abort', () => answerBody.destroy(), { once: true });
+      answerBody.on('error', () => res.destroy());
+      answerBody.pipe(res);
     })().catch((error: unknown) => {
       options.onError?.(error);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal server error');
@@ -92,22 +93,22 @@ function refuse(res: ServerResponse, status: number, text: string): void {
 }
 
 /**
- * Reads and drops the request's body; false once it is larger than `maxBytes`. The rest of a larger body is then
- * read and dropped too, up to `MAX_DROPPED_BYTES` more, before this answers: the refusal closes the connection, and
- * a client still sending into a closed connection gets a reset instead of the refusal. Past the bound the connection
- * is cut.
+ * Reads the request's body; undefined once it is larger than `maxBytes`. The rest of a larger body is then read and
+ * dropped, up to `MAX_DROPPED_BYTES` more, before this answers: the refusal closes the connection, and a client still
+ * sending into a closed connection gets a reset instead of the refusal. Past the bound the connection is cut.
  */
-function bodyWithin(req: IncomingMessage, maxBytes: number): Promise<boolean> {
-  if (Number(req.headers['content-length']) > maxBytes) return drop(req).then(() => false);
+function bodyWithin(req: IncomingMessage, maxBytes: number): Promise<Buffer | undefined> {
+  if (Number(req.headers['content-length']) > maxBytes) return drop(req).then(() => undefined);
   return new Promise((resolve, reject) => {
     let received = 0;
+    const chunks: Buffer[] = [];
     const onData = (chunk: Buffer) => {
       received += chunk.byteLength;
-      if (received <= maxBytes) return;
+      if (received <= maxBytes) return void chunks.push(chunk);
       req.off('data', onData).off('end', onEnd).off('error', reject);
-      void drop(req).then(() => resolve(false));
+      void drop(req).then(() => resolve(undefined));
     };
-    const onEnd = () => resolve(true);
+    const onEnd = () => resolve(Buffer.concat(chunks));
     req.on('data', onData).once('end', onEnd).once('error', reject);
   });
 }

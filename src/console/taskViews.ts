@@ -83,6 +83,8 @@ function offerView(key: string, offer: StandingOffer) {
     key,
     method: offer.method,
     message: typeof message === 'string' ? message : null,
+    // What an admin's answer form is made from.
+    requestedSchema: offer.params?.['requestedSchema'] ?? null,
     createdAt: offer.createdAt,
     answered: offer.answered === true,
     // The record keeps an answer only until a journaled check consumed it (engine/offers.ts).

@@ -8,7 +8,9 @@ import { ROOT } from '../helpers/rawWire.js';
 import {
   ADMIN_TOKEN,
   chromiumAvailable,
+  open,
   READONLY_TOKEN,
+  started,
   startConsoleHarness,
   type ConsoleHarness,
 } from './consoleHarness.js';
@@ -19,28 +21,6 @@ import {
  */
 const IMAGES = join(ROOT, 'docs/images');
 const available = chromiumAvailable();
-
-/** The engine's id of a task: SEP-1686 requestors name theirs, which the store keeps as its idempotency key. */
-async function started(h: ConsoleHarness, handle: TaskHandle): Promise<string> {
-  expect(await handle.accepted()).toBe(true);
-  const wireId = handle.taskId as string;
-  if (await h.tasks.engine.store.get(wireId)) return wireId;
-  const all = (await h.tasks.engine.store.browse?.page({}, { limit: 1000, now: Date.now() })) ?? [];
-  const found = all.find((record) => record.idempotencyKey === wireId);
-  if (!found) throw new Error(`no stored task for ${wireId}`);
-  return found.taskId;
-}
-
-/** Opens the console with `token` once (as the printed URL does); the page then runs on its cookie. */
-async function open(h: ConsoleHarness, token: string, options?: { viewport?: { width: number; height: number } }) {
-  const context = await h.browser(options);
-  const page = await context.newPage();
-  const requests: string[] = [];
-  page.on('request', (request) => requests.push(request.url()));
-  await page.goto(`${h.consoleUrl}?token=${token}`);
-  await page.waitForSelector('table[aria-label="Tasks"] tbody tr');
-  return { page, requests };
-}
 
 const row = (page: Page, taskId: string) => page.locator(`tr[data-task="${taskId}"]`);
 

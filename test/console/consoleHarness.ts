@@ -4,15 +4,19 @@ import { join } from 'node:path';
 
 import { McpServer } from '@modelcontextprotocol/server';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { expect } from 'vitest';
 import * as z from 'zod/v4';
 
-import { TaskClient, type DialectPreference } from '../../src/client/index.js';
+import { TaskClient, type DialectPreference, type TaskHandle } from '../../src/client/index.js';
+import type { ConsoleAuditRecord } from '../../src/console/ConsoleActions.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
 import { withSteps } from '../../src/workflow/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ADMIN_TOKEN = 'admin-token-for-tests';
 export const READONLY_TOKEN = 'readonly-token-for-tests';
+/** The harness engine's abortGraceMs. */
+export const ABORT_GRACE_MS = 400;
 
 /** Whether the browser suites run: Debian's chromium is required in CI (`.ci/run` installs it), optional elsewhere. */
 export function chromiumAvailable(): boolean {
@@ -21,6 +25,12 @@ export function chromiumAvailable(): boolean {
   console.warn(`Skipping the console browser tests: ${CHROMIUM} is missing (apt-get install chromium)`);
   return false;
 }
+
+/** Whether the `flaky` tool fails. */
+export const flaky = { failing: true };
+
+/** A 1×1 PNG. */
+const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
 /** A standing offer's request, as `step.offer` takes it. */
 function offerOf(message: string) {
@@ -55,6 +65,48 @@ function createServer(): McpServer {
   server.registerTool('quick', label, async ({ label: text }) => ({
     content: [{ type: 'text', text: `done ${text}` }],
   }));
+  // A question with a field of every kind an answer form makes.
+  server.registerTool('form', label, async ({ label: text }, ctx) => {
+    const answer = await ctx.mcpReq.elicitInput({
+      message: `Settings for ${text}?`,
+      requestedSchema: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', title: 'Name', description: 'What to call it' },
+          copies: { type: 'integer', title: 'Copies', minimum: 1, maximum: 10 },
+          urgent: { type: 'boolean', title: 'Urgent' },
+          size: { type: 'string', title: 'Size', enum: ['small', 'large'] },
+        },
+        required: ['name', 'copies'],
+      },
+    } as never);
+    return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
+  });
+  server.registerTool('sample', label, async ({ label: text }, ctx) => {
+    const reply = await ctx.mcpReq.requestSampling({
+      messages: [{ role: 'user', content: { type: 'text', text: `Summarise ${text}` } }],
+      maxTokens: 100,
+    });
+    const content = reply.content as { type: string; text?: string };
+    return { content: [{ type: 'text', text: `summary: ${content.text ?? ''}` }] };
+  });
+  // Work that does not stop when told to: it returns after `label` milliseconds whatever happens.
+  server.registerTool('stubborn', label, async ({ label: ms }) => {
+    await new Promise((resolve) => setTimeout(resolve, Number(ms)));
+    return { content: [{ type: 'text', text: 'finally done' }] };
+  });
+  // Fails while `failing` holds (retry-safe: the console may run it again).
+  server.registerTool('flaky', label, async ({ label: text }) => {
+    if (flaky.failing) return { isError: true, content: [{ type: 'text', text: `could not reach ${text}` }] };
+    return { content: [{ type: 'text', text: `reached ${text}` }] };
+  });
+  // A result a person reads: text with line breaks and markup, and an image.
+  server.registerTool('report', label, async ({ label: text }) => ({
+    content: [
+      { type: 'text', text: `Report for ${text}\nline two <img src=x onerror="window.pwned=1"> <b>bold?</b>` },
+      { type: 'image', mimeType: 'image/png', data: PIXEL_PNG },
+    ],
+  }));
   server.registerTool(
     'offering',
     label,
@@ -76,8 +128,13 @@ export interface ConsoleHarness {
   http: HttpServerHandle;
   /** `http://127.0.0.1:<port>/console/` */
   consoleUrl: string;
-  /** A client speaking one generation; questions wait until `answerQuestions` is called. */
-  client(dialect: DialectPreference): Promise<TaskClient>;
+  /**
+   * A client speaking one generation; questions wait until `answerQuestions` is called, or for ever with
+   * `{ answers: false }` (an operator answers them from the console).
+   */
+  client(dialect: DialectPreference, options?: { answers?: boolean }): Promise<TaskClient>;
+  /** What the console audited. */
+  audits: ConsoleAuditRecord[];
   answerQuestions(): void;
   browser(options?: { viewport?: { width: number; height: number } }): Promise<BrowserContext>;
   close(): Promise<void>;
@@ -87,12 +144,31 @@ export interface ConsoleHarness {
 export async function startConsoleHarness(): Promise<ConsoleHarness> {
   const tasks = await createMcpTasks({
     server: createServer,
-    tools: { sleepy: 'optional', ask: 'optional', quick: 'optional', offering: 'optional' },
+    tools: {
+      sleepy: 'optional',
+      ask: 'optional',
+      quick: 'optional',
+      offering: 'optional',
+      form: 'optional',
+      sample: 'optional',
+      stubborn: 'optional',
+      flaky: { taskSupport: 'optional', retrySafe: true },
+      report: 'optional',
+    },
     store: 'memory',
+    // A run told to stop is flagged soon, so the tests see it.
+    engine: { abortGraceMs: ABORT_GRACE_MS },
   });
+  const audits: ConsoleAuditRecord[] = [];
   const http = await serveHttp(tasks, createServer, {
     port: 0,
-    console: { path: '/console', token: ADMIN_TOKEN, readonlyToken: READONLY_TOKEN, refreshMs: 250 },
+    console: {
+      path: '/console',
+      token: ADMIN_TOKEN,
+      readonlyToken: READONLY_TOKEN,
+      refreshMs: 250,
+      audit: (record) => audits.push(record),
+    },
   });
   const origin = new URL(http.url).origin;
   const clients: TaskClient[] = [];
@@ -104,15 +180,18 @@ export async function startConsoleHarness(): Promise<ConsoleHarness> {
     tasks,
     http,
     consoleUrl: `${origin}/console/`,
-    async client(dialect) {
+    audits,
+    async client(dialect, options = {}) {
+      const never = new Promise<never>(() => {});
       const client = await TaskClient.connect(
         { url: http.url },
         {
           dialect,
           elicitation: async () => {
-            await answered;
+            await (options.answers === false ? never : answered);
             return { action: 'accept', content: { colour: 'teal' } };
           },
+          ...(options.answers === false && { sampling: () => never }),
         },
       );
       clients.push(client);
@@ -153,4 +232,30 @@ export async function startConsoleHarness(): Promise<ConsoleHarness> {
       for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The engine's id of a task: SEP-1686 requestors name theirs, which the store keeps as its idempotency key. */
+export async function started(h: ConsoleHarness, handle: TaskHandle): Promise<string> {
+  expect(await handle.accepted()).toBe(true);
+  const wireId = handle.taskId as string;
+  if (await h.tasks.engine.store.get(wireId)) return wireId;
+  const all = (await h.tasks.engine.store.browse?.page({}, { limit: 1000, now: Date.now() })) ?? [];
+  const found = all.find((record) => record.idempotencyKey === wireId);
+  if (!found) throw new Error(`no stored task for ${wireId}`);
+  return found.taskId;
+}
+
+/** Opens the console with `token` once (as the printed URL does); the page then runs on its cookie. */
+export async function open(
+  h: ConsoleHarness,
+  token: string,
+  options?: { viewport?: { width: number; height: number } },
+) {
+  const context = await h.browser(options);
+  const page = await context.newPage();
+  const requests: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  await page.goto(`${h.consoleUrl}?token=${token}`);
+  await page.waitForSelector('table[aria-label="Tasks"] tbody tr:not(.loading)');
+  return { page, requests };
 }

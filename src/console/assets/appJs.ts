@@ -1,7 +1,8 @@
 /**
  * The console's script, without a framework: hash routes (`#/?filters`, `#/task/<id>`), the JSON API beside it, live
- * updates over server-sent events. Every value from a task is written with textContent, never parsed as HTML.
- * (No template literals inside: the script itself sits in one.)
+ * updates over server-sent events; this part holds the helpers, the list and the routes (the task page, its answer
+ * form and result view are in files of their own, joined in consoleAssets.ts). Every value from a task is written
+ * with textContent, never parsed as HTML. (No template literals inside: the script itself sits in one.)
  */
 import { TASK_GENERATIONS } from '../../protocol/index.js';
 
@@ -13,6 +14,8 @@ const live = document.getElementById('live');
 let role = 'readonly';
 let stream;
 let listState;
+// Tasks ticked for a bulk cancel: kept across the live list's redraws.
+const selected = new Set();
 
 function el(tag, attrs, children) {
   const node = document.createElement(tag);
@@ -32,6 +35,22 @@ function fmtTime(ms) {
   return d.toISOString().replace('T', ' ').replace(/\\.\\d+Z$/, 'Z');
 }
 
+// Today's times as the clock shows them, older ones with their date; the full time is the element's title.
+function fmtShortTime(ms) {
+  const d = new Date(ms);
+  const sameDay = d.toDateString() === new Date().toDateString();
+  return sameDay ? d.toLocaleTimeString([], { hour12: false }) : d.toISOString().slice(0, 10) + ' ' + d.toLocaleTimeString([], { hour12: false, hour: '2-digit', minute: '2-digit' });
+}
+
+// Long ids and owners in a row: the head of it, the whole on hover.
+function shortText(text, max) {
+  return text.length > max ? text.slice(0, max - 1) + '…' : text;
+}
+
+function shortOwner(owner) {
+  return shortText(owner.replace(/^principal:/, ''), 18);
+}
+
 function fmtDuration(ms) {
   if (ms === null || ms === undefined) return '';
   if (ms < 1000) return ms + ' ms';
@@ -40,6 +59,13 @@ function fmtDuration(ms) {
   const m = Math.floor(s / 60);
   if (m < 60) return m + ' min ' + Math.round(s % 60) + ' s';
   return Math.floor(m / 60) + ' h ' + (m % 60) + ' min';
+}
+
+// A POST of an action: the page's own header (a foreign form cannot set it) and a JSON body.
+function act(path, body) {
+  const headers = { 'x-console-request': '1' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  return api(path, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 function api(path, init) {
@@ -104,7 +130,7 @@ function renderList() {
     field('Generation', generationSelect),
     field('Created from', el('input', { name: 'from', type: 'datetime-local', value: toLocal(params.get('from')) })),
     field('Created before', el('input', { name: 'to', type: 'datetime-local', value: toLocal(params.get('to')) })),
-    field('Search id / arguments (/)', el('input', { name: 'q', id: 'search', type: 'search', value: params.get('q') || '' })),
+    field('Search (/)', el('input', { name: 'q', id: 'search', type: 'search', placeholder: 'id, requestor id, arguments', value: params.get('q') || '' })),
     el('button', { type: 'submit', class: 'primary', text: 'Apply' }),
   );
   form.addEventListener('submit', (event) => {
@@ -116,27 +142,100 @@ function renderList() {
     }
     setFilters(next);
   });
-  const tbody = el('tbody');
-  const table = el('table', { 'aria-label': 'Tasks' }, [
-    el('thead', {}, [el('tr', {}, ['Task', 'Tool', 'Owner', 'Generation', 'Status', 'Message', 'Created', 'Duration']
-      .map((h) => el('th', { scope: 'col', text: h })))]),
-    tbody,
-  ]);
+  const admin = role === 'admin';
+  const columns = 8 + (admin ? 1 : 0);
+  const tbody = el('tbody', {}, [el('tr', { class: 'loading' }, [el('td', { colspan: columns, text: 'Loading tasks…' })])]);
+  const headers = ['Task', 'Tool', 'Owner', 'Generation', 'Status', 'Message', 'Created', 'Duration'].map((h) => el('th', { scope: 'col', text: h }));
+  const selectAll = el('input', { type: 'checkbox', id: 'select-all', 'aria-label': 'Select every running task shown' });
+  if (admin) headers.unshift(el('th', { scope: 'col', class: 'pick' }, [selectAll]));
+  const table = el('table', { 'aria-label': 'Tasks', 'aria-busy': 'true' }, [el('thead', {}, [el('tr', {}, headers)]), tbody]);
   const more = el('button', { class: 'more', type: 'button', text: 'Load more', hidden: true });
   const note = el('p', { class: 'skip', id: 'scan-note' });
   more.addEventListener('click', () => loadMore(tbody, more, note));
-  main.append(overview, el('section', { 'aria-label': 'Filters' }, [form]), el('section', {}, [table, note, more]));
+  const exportQuery = (format) => { const q = new URLSearchParams(params); q.set('format', format); return 'api/export?' + q; };
+  const bulk = el('button', { type: 'button', class: 'danger', id: 'bulk-cancel', disabled: true, text: 'Cancel selected…' });
+  const toolbar = el('div', { class: 'toolbar' }, [
+    admin ? bulk : null,
+    el('span', { class: 'spacer' }),
+    el('a', { class: 'button', id: 'export-csv', href: exportQuery('csv'), download: '', text: 'Export CSV' }),
+    el('a', { class: 'button', id: 'export-jsonl', href: exportQuery('jsonl'), download: '', text: 'Export JSON lines' }),
+  ]);
+  const showSelection = () => {
+    bulk.disabled = selected.size === 0;
+    bulk.textContent = selected.size === 0 ? 'Cancel selected…' : 'Cancel ' + selected.size + ' selected…';
+  };
+  selected.clear();
+  showSelection();
+  tbody.addEventListener('change', (event) => {
+    const box = event.target;
+    if (!(box instanceof HTMLInputElement) || !box.dataset.pick) return;
+    if (box.checked) selected.add(box.dataset.pick); else selected.delete(box.dataset.pick);
+    showSelection();
+  });
+  selectAll.addEventListener('change', () => {
+    for (const box of tbody.querySelectorAll('input[data-pick]')) {
+      box.checked = selectAll.checked;
+      if (box.checked) selected.add(box.dataset.pick); else selected.delete(box.dataset.pick);
+    }
+    showSelection();
+  });
+  bulk.addEventListener('click', () => confirmBulkCancel(showSelection));
+  main.append(overview, el('section', { 'aria-label': 'Filters' }, [form]), el('section', { class: 'tasks' }, [toolbar, table, note, more]));
   const render = (data) => {
     renderCounts(counts, data.counts, params);
+    table.removeAttribute('aria-busy');
     if (listState.pages > 1) return;
     tbody.replaceChildren(...rows(data.tasks, data.now));
-    if (data.tasks.length === 0) tbody.append(el('tr', {}, [el('td', { colspan: 8, class: 'empty', text: 'No tasks match.' })]));
+    if (data.tasks.length === 0) tbody.append(el('tr', {}, [el('td', { colspan: columns, class: 'empty' }, emptyState(params, data.counts))]));
     listState.cursor = data.nextCursor;
     more.hidden = !data.nextCursor;
     note.textContent = data.nextCursor && data.tasks.length === 0 ? 'Read ' + data.scanned + ' tasks without a match; load more to go on.' : '';
   };
   openStream(params.toString(), render, 'list');
   refreshOverview(chart);
+}
+
+// Nothing stored at all says how tasks get here; a filter that matches nothing offers to clear it.
+function emptyState(params, counts) {
+  const stored = Object.values(counts || {}).reduce((sum, n) => sum + n, 0);
+  if (stored === 0 && [...params.keys()].length === 0) {
+    return [
+      el('strong', { text: 'No tasks yet.' }),
+      ' A task appears here when a client calls a tool as a task, for example ',
+      el('code', { text: 'mcp-tasks --url <this server>/mcp call <tool> name=value' }),
+      ' (docs/client.md).',
+    ];
+  }
+  return ['No tasks match these filters. ', el('a', { href: '#/', text: 'Clear the filters' })];
+}
+
+function confirmBulkCancel(showSelection) {
+  const ids = [...selected];
+  const count = ids.length + (ids.length === 1 ? ' task' : ' tasks');
+  confirmAction({
+    title: 'Cancel ' + count + '?',
+    text: count + ' will end cancelled; their requestors see them cancelled. Tasks that finished meanwhile are left as they are.',
+    confirm: 'Cancel ' + count,
+  }, () => act('api/cancel', { taskIds: ids }).then((result) => {
+    for (const id of result.cancelled) selected.delete(id);
+    showSelection();
+    live.textContent = 'cancelled ' + result.cancelled.length + (result.skipped.length ? ', skipped ' + result.skipped.length + ' (' + result.skipped.map((s) => shortText(s.taskId, 8) + ': ' + s.reason).join('; ') + ')' : '');
+  }).catch((error) => { live.textContent = 'cancel failed: ' + error.message; }));
+}
+
+// The one confirmation dialog, worded for the action it guards.
+function confirmAction(words, onConfirm) {
+  const dialog = document.getElementById('confirm');
+  document.getElementById('confirm-title').textContent = words.title;
+  document.getElementById('confirm-text').textContent = words.text;
+  const button = document.getElementById('confirm-cancel');
+  button.textContent = words.confirm;
+  button.className = words.safe ? 'primary' : 'danger';
+  document.getElementById('confirm-back').textContent = words.back || 'Keep it running';
+  dialog.returnValue = '';
+  dialog.onclose = () => { if (dialog.returnValue === 'confirm') onConfirm(); };
+  dialog.showModal();
+  button.focus();
 }
 
 function renderCounts(container, counts, params) {
@@ -161,14 +260,21 @@ function progressOf(task) {
 }
 
 function rows(tasks, now) {
+  const terminal = ['completed', 'failed', 'cancelled'];
   return tasks.map((task) => el('tr', { 'data-task': task.taskId }, [
-    el('td', { class: 'id', 'data-label': 'Task' }, [el('a', { href: '#/task/' + encodeURIComponent(task.taskId), text: task.taskId })]),
+    role === 'admin' ? el('td', { class: 'pick' }, [terminal.includes(task.status) ? null : el('input', {
+      type: 'checkbox', 'data-pick': task.taskId, checked: selected.has(task.taskId), 'aria-label': 'Select ' + task.taskId,
+    })]) : null,
+    el('td', { class: 'id', 'data-label': 'Task' }, [
+      el('a', { href: '#/task/' + encodeURIComponent(task.taskId), title: task.taskId, text: shortText(task.taskId, 9) }),
+      copyButton(task.taskId, 'task id'),
+    ]),
     el('td', { 'data-label': 'Tool', text: task.tool || '' }),
-    el('td', { 'data-label': 'Owner', text: task.owner }),
+    el('td', { 'data-label': 'Owner', title: task.owner, text: shortOwner(task.owner) }),
     el('td', { 'data-label': 'Generation', text: task.generation }),
     el('td', { 'data-label': 'Status' }, [statusCell(task.status)]),
-    el('td', { class: 'msg', 'data-label': 'Message' }, [progressOf(task), task.statusMessage || '']),
-    el('td', { 'data-label': 'Created' }, [el('time', { datetime: new Date(task.createdAt).toISOString(), text: fmtTime(task.createdAt) })]),
+    el('td', { class: 'msg', 'data-label': 'Message', title: task.statusMessage || undefined }, [progressOf(task), task.statusMessage || '']),
+    el('td', { 'data-label': 'Created' }, [el('time', { datetime: new Date(task.createdAt).toISOString(), title: fmtTime(task.createdAt), text: fmtShortTime(task.createdAt) })]),
     el('td', { 'data-label': 'Duration', 'data-created': task.durationMs === undefined ? task.createdAt : undefined,
       text: fmtDuration(task.durationMs === undefined ? now - task.createdAt : task.durationMs) }),
   ]));
@@ -221,120 +327,18 @@ function drawChart(data) {
       svg.append(rect);
     }
   });
+  // The axis: the clock time at the start, every quarter of an hour and now.
+  const marks = data.minutes.length ? [0, 0.25, 0.5, 0.75, 1].map((f) => data.minutes[Math.min(data.minutes.length - 1, Math.round(f * (data.minutes.length - 1)))]) : [];
+  const axis = el('div', { class: 'axis', 'aria-hidden': 'true' }, marks.map((m, i) => el('span', {
+    text: i === marks.length - 1 ? 'now' : new Date(m.at).toLocaleTimeString([], { hour12: false, hour: '2-digit', minute: '2-digit' }),
+  })));
   const legend = el('div', { class: 'legend' }, [
     el('span', {}, [el('span', { class: 'swatch created' }), 'created per minute (' + total + ' in the last hour)']),
     el('span', {}, [el('span', { class: 'swatch finished' }), 'finished per minute (' + done + ')']),
     el('span', { text: 'duration p50 ' + (data.p50Ms === null ? '–' : fmtDuration(data.p50Ms)) + ' · p99 ' + (data.p99Ms === null ? '–' : fmtDuration(data.p99Ms)) }),
   ]);
   if (data.queue) legend.append(el('span', { text: 'queue: ' + data.queue.waiting + ' waiting, ' + data.queue.active + ' active, ' + data.queue.delayed + ' delayed · ' + data.queue.workers.length + ' live workers' + (data.queue.workers.length ? ' (' + data.queue.workers.map((w) => w.name).join(', ') + ')' : '') }));
-  return el('div', {}, [svg, legend]);
-}
-
-// ---- one task ------------------------------------------------------------------------------------------------
-
-function renderTask(taskId) {
-  main.replaceChildren(el('p', { text: 'Loading ' + taskId + '…' }));
-  openStream('task=' + encodeURIComponent(taskId), (data) => {
-    if (!data) { main.replaceChildren(el('section', {}, [el('h1', { text: 'Task not found' }), el('p', { text: taskId + ' is not in the store (or has expired).' }), el('a', { href: '#/', text: 'Back to the list' })])); return; }
-    drawTask(data);
-  }, 'task');
-}
-
-function fields(pairs) {
-  const dl = el('dl', { class: 'fields' });
-  for (const [name, value] of pairs) {
-    if (value === undefined || value === null || value === '') continue;
-    dl.append(el('dt', { text: name }), el('dd', {}, [value instanceof Node ? value : String(value)]));
-  }
-  return dl;
-}
-
-function json(value) {
-  return el('pre', { text: JSON.stringify(value, null, 2) });
-}
-
-function offerState(offer) {
-  if (!offer.answered) return 'not answered';
-  return offer.consumed ? 'answered, taken by the task' : 'answered, not yet taken by the task';
-}
-
-function retentionText(task) {
-  const r = task.retention;
-  const ms = r.kind === 'ttl' ? r.ttlMs : r.keepAliveMs;
-  const span = ms === null ? 'unlimited' : fmtDuration(ms);
-  return (r.kind === 'ttl' ? 'ttl ' + span + ' from creation' : 'keep-alive ' + span + ' after the end') + (task.expiresAt ? ' · expires ' + fmtTime(task.expiresAt) : '');
-}
-
-function drawTask(data) {
-  const task = data.task;
-  const focused = document.activeElement && document.activeElement.id;
-  const header = el('section', { 'aria-labelledby': 'task-title' }, [
-    el('p', {}, [el('a', { href: '#/', text: '← All tasks' })]),
-    el('h1', { id: 'task-title', text: (task.tool || task.method) + ' · ' + task.taskId }),
-    el('p', {}, [statusCell(task.status), progressOf(task), task.statusMessage ? el('span', { class: 'msg', text: ' — ' + task.statusMessage }) : null]),
-  ]);
-  if (role === 'admin' && !task.terminal) {
-    header.append(el('button', { type: 'button', class: 'danger', id: 'cancel', text: 'Cancel task…', onclick: () => confirmCancel(task) }));
-  }
-  const details = el('section', { 'aria-label': 'Details' }, [fields([
-    ['Owner', task.owner], ['Generation', task.generation], ['Requestor task id', task.requestorTaskId], ['Created', fmtTime(task.createdAt)],
-    ['Finished', fmtTime(task.terminalAt)],
-    ['Duration', fmtDuration(task.durationMs === undefined ? data.now - task.createdAt : task.durationMs) + (task.terminal ? '' : ' so far')],
-    ['Retention', retentionText(task)], ['Attempts', String(task.attempts)], ['Runner', task.runner],
-    ['Lease until', fmtTime(task.leaseUntil)], ['Recoveries', task.recoveries ? String(task.recoveries) : ''],
-    ['Retry-safe', task.retrySafe ? 'yes' : 'no'], ['Suspended', task.suspended ? 'yes' + (task.wakeAt ? ' until ' + fmtTime(task.wakeAt) : '') : ''],
-    ['Cancelled by', task.cancelledBy],
-  ])]);
-  const parts = [header];
-  if (task.inputRequests.length > 0) {
-    parts.push(el('section', { 'aria-labelledby': 'questions-title' }, [el('h2', { id: 'questions-title', text: 'Waiting for input' })].concat(
-      task.inputRequests.map((request) => el('div', { class: 'question' }, [
-        el('p', {}, [el('strong', { text: request.params && request.params.message ? request.params.message : request.method })]),
-        fields([['Method', request.method], ['Asked', fmtTime(request.createdAt)], ['Key', request.key]]),
-        request.params && request.params.requestedSchema ? json(request.params.requestedSchema) : null,
-      ])))));
-  }
-  if (task.offers.length > 0) {
-    parts.push(el('section', { 'aria-labelledby': 'offers-title' }, [el('h2', { id: 'offers-title', text: 'Standing offers' })].concat(
-      task.offers.map((offer) => el('div', { class: 'question offer', 'data-offer': offer.key }, [
-        el('p', {}, [el('strong', { text: offer.message || offer.method })]),
-        fields([['Key', offer.key], ['Method', offer.method], ['Offered', fmtTime(offer.createdAt)], ['State', offerState(offer)]]),
-      ])))));
-  }
-  if (task.inputAnswers.length > 0) {
-    parts.push(el('section', {}, [el('h2', { text: 'Answers not yet taken' }), json(task.inputAnswers)]));
-  }
-  parts.push(details);
-  parts.push(el('section', {}, [el('h2', { text: 'Arguments' }), json(task.arguments)]));
-  if (task.outcome) {
-    const isError = task.outcome.kind === 'error';
-    parts.push(el('section', {}, [el('h2', { class: isError ? 'error' : '', text: isError ? 'Error' : 'Result' }), json(isError ? task.outcome.error : task.outcome.result)]));
-  }
-  const start = data.timeline.length ? data.timeline[0].at : task.createdAt;
-  parts.push(el('section', { 'aria-labelledby': 'timeline-title' }, [
-    el('h2', { id: 'timeline-title', text: 'Timeline' }),
-    el('ol', { class: 'timeline' }, data.timeline.map((entry) => el('li', { 'data-kind': entry.kind }, [
-      el('time', { datetime: new Date(entry.at).toISOString(), text: fmtTime(entry.at) }),
-      el('span', { class: 'offset', text: '+' + ((entry.at - start) / 1000).toFixed(3) + ' s' }),
-      el('span', { text: describeEntry(entry) }),
-    ]))),
-  ]));
-  main.replaceChildren(...parts);
-  if (focused) { const again = document.getElementById(focused); if (again) again.focus(); }
-}
-
-function confirmCancel(task) {
-  const dialog = document.getElementById('confirm');
-  document.getElementById('confirm-text').textContent = 'Task ' + task.taskId + ' (' + (task.tool || task.method) + ', owner ' + task.owner + ') will end cancelled; its requestor sees it cancelled.';
-  dialog.returnValue = '';
-  dialog.onclose = () => {
-    if (dialog.returnValue !== 'cancel') return;
-    api('api/tasks/' + encodeURIComponent(task.taskId) + '/cancel', { method: 'POST', headers: { 'x-console-request': '1' } })
-      .then((data) => drawTask(data))
-      .catch((error) => { live.textContent = 'cancel failed: ' + error.message; });
-  };
-  dialog.showModal();
-  document.getElementById('confirm-cancel').focus();
+  return el('div', {}, [svg, axis, legend]);
 }
 
 // ---- routes and keys -------------------------------------------------------------------------------------------

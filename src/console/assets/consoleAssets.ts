@@ -1,10 +1,22 @@
 import { describeEntry } from '../describeEntry.js';
 import { APP_CSS } from './appCss.js';
+import { ANSWER_FORM_JS } from './answerFormJs.js';
 import { APP_JS } from './appJs.js';
+import { CONTENT_VIEW_JS } from './contentViewJs.js';
 import { INDEX_HTML } from './indexHtml.js';
+import { TASK_PAGE_JS } from './taskPageJs.js';
 
-/** The page embeds describeEntry's own source, so the browser words timeline entries as the command line does. */
-const SCRIPT = `const describeEntry = ${describeEntry.toString()};\n${APP_JS}`;
+/**
+ * One script: the page embeds describeEntry's own source, so the browser words timeline entries as the command line
+ * does; the parts are function declarations of one module, so their order does not matter.
+ */
+const SCRIPT = [
+  `const describeEntry = ${describeEntry.toString()};`,
+  APP_JS,
+  CONTENT_VIEW_JS,
+  ANSWER_FORM_JS,
+  TASK_PAGE_JS,
+].join('\n');
 
 const ASSETS: Record<string, { body: string; type: string }> = {
   'index.html': { body: INDEX_HTML, type: 'text/html; charset=utf-8' },

@@ -20,8 +20,8 @@ export const INDEX_HTML = `<!doctype html>
     <h2 id="confirm-title">Cancel this task?</h2>
     <p id="confirm-text"></p>
     <div class="actions">
-      <button value="back" type="submit">Keep it running</button>
-      <button value="cancel" type="submit" class="danger" id="confirm-cancel">Cancel task</button>
+      <button value="back" type="submit" id="confirm-back">Keep it running</button>
+      <button value="confirm" type="submit" class="danger" id="confirm-cancel">Cancel task</button>
     </div>
   </form>
 </dialog>
