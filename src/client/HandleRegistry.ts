@@ -4,7 +4,7 @@ import { PollSchedule, type PollPolicy } from './PollSchedule.js';
 import type { ProgressRouter } from './ProgressRouter.js';
 import type { TaskClientError } from './TaskClientError.js';
 import { TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
-import { TaskHandle, type HandleContext, type HandleInit } from './TaskHandle.js';
+import { openTaskHandle, type HandleContext, type HandleInit, type TaskHandle } from './TaskHandle.js';
 import type { TaskOutcome } from './TaskOutcome.js';
 import type { TaskSnapshot } from './TaskSnapshot.js';
 import { describeTarget, targetKey } from './TaskTarget.js';
@@ -54,7 +54,7 @@ export class HandleRegistry {
 
   /** A handle for a call this client just started; a task is stored so it survives a restart. */
   async started(init: HandleInit, progressToken: string): Promise<TaskHandle> {
-    const handle = new TaskHandle(this.context, init);
+    const handle = openTaskHandle(this.context, init);
     this.progress.bind(progressToken, handle);
     if (handle.taskId !== undefined) {
       this.live.set(handle.taskId, handle);
@@ -65,7 +65,7 @@ export class HandleRegistry {
 
   /** A handle for a task this client did not start in this process (attach, resume). */
   adopt(snapshot: TaskSnapshot, record: StoredHandle | undefined): TaskHandle {
-    const handle = new TaskHandle(this.context, {
+    const handle = openTaskHandle(this.context, {
       ...(record?.toolName !== undefined && { toolName: record.toolName }),
       snapshot,
       ...(record?.requestId !== undefined && { requestId: record.requestId }),

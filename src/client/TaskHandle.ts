@@ -42,6 +42,13 @@ export interface HandleInit {
 
 type Settled = { outcome: TaskOutcome } | { error: TaskClientError };
 
+let openHandle: (context: HandleContext, init: HandleInit) => TaskHandle;
+
+/** A new handle for `context`'s client: the one way to make a TaskHandle (its constructor is private). */
+export function openTaskHandle(context: HandleContext, init: HandleInit): TaskHandle {
+  return openHandle(context, init);
+}
+
 /** How long a pending payload request may take to answer once tasks/get says the task is terminal. */
 const PAYLOAD_GRACE_MS = 3000;
 
@@ -73,7 +80,12 @@ export class TaskHandle {
   /** The server confirmed a task exists: at once for every dialect but SEP-1686, never for a plain call. */
   private confirmed: boolean;
 
-  constructor(
+  static {
+    // Handles are made by the client that follows them (HandleRegistry), through openTaskHandle; not by `new`.
+    openHandle = (context, init) => new TaskHandle(context, init);
+  }
+
+  private constructor(
     private readonly context: HandleContext,
     init: HandleInit,
   ) {

@@ -1,14 +1,19 @@
 import { randomBytes } from 'node:crypto';
 
 import {
-  LocalEventBus,
   frozenCopy,
-  isTerminal,
   type InsertResult,
+  isTerminal,
   type ListPosition,
+  LocalEventBus,
   type OwnerLimits,
+  type StepJournalStore,
+  type TaskBrowseStore,
+  type TaskEventLog,
   type TaskRecord,
   type TaskStore,
+  type TaskTimelineStore,
+  type WebhookOutboxStore,
 } from '../../engine/index.js';
 import { MemoryBrowse } from './MemoryBrowse.js';
 import { MemoryStepJournalStore } from './MemoryStepJournalStore.js';
@@ -43,11 +48,11 @@ interface Stored {
 export class MemoryStore implements TaskStore {
   readonly kind = 'memory';
   readonly events = new LocalEventBus();
-  readonly journal = new MemoryStepJournalStore();
-  readonly timeline = new MemoryTimeline();
-  readonly eventLog = new MemoryTaskEventLog();
-  readonly webhooks = new MemoryWebhookOutbox();
-  readonly browse = new MemoryBrowse({
+  readonly journal: StepJournalStore = new MemoryStepJournalStore();
+  readonly timeline: TaskTimelineStore = new MemoryTimeline();
+  readonly eventLog: TaskEventLog = new MemoryTaskEventLog();
+  readonly webhooks: WebhookOutboxStore = new MemoryWebhookOutbox();
+  readonly browse: TaskBrowseStore = new MemoryBrowse({
     positions: () => this.all,
     positionsOf: (owner) => this.byOwner.get(owner),
     read: (taskId) => this.read(taskId),

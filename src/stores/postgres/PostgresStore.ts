@@ -3,17 +3,22 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 import {
-  redactUrl,
-  STORE_WAIT_MS,
-  StoreUnavailableError,
   type EngineLogger,
   type InsertAlong,
   type InsertResult,
   type ListPosition,
   type OwnerLimits,
+  redactUrl,
   type ReplaceAlong,
+  type StepJournalStore,
+  STORE_WAIT_MS,
+  StoreUnavailableError,
+  type TaskBrowseStore,
+  type TaskEventLog,
   type TaskRecord,
   type TaskStore,
+  type TaskTimelineStore,
+  type WebhookOutboxStore,
 } from '../../engine/index.js';
 import { migratePostgres } from './migrations.js';
 import { PgBrowse } from './PgBrowse.js';
@@ -75,11 +80,11 @@ export class PostgresStore implements TaskStore {
   readonly insertsAlong = true;
   readonly replacesAlong = true;
   readonly events: PgEventBus;
-  readonly journal: PgStepJournalStore;
-  readonly timeline: PgTimeline;
-  readonly eventLog: PgTaskEventLog;
-  readonly webhooks: PgWebhookOutbox;
-  readonly browse: PgBrowse;
+  readonly journal: StepJournalStore;
+  readonly timeline: TaskTimelineStore;
+  readonly eventLog: TaskEventLog;
+  readonly webhooks: WebhookOutboxStore;
+  readonly browse: TaskBrowseStore;
   private readonly pool: pg.Pool;
   private readonly ownPool: boolean;
   private readonly names: PgNames;
@@ -135,14 +140,15 @@ export class PostgresStore implements TaskStore {
       ? { ...options.pool.options }
       : { connectionString: options.connectionString };
     this.journal = new PgStepJournalStore(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
-    this.timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks', this.statements);
+    const timeline = new PgTimeline(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks', this.statements);
+    this.timeline = timeline;
     this.browse = new PgBrowse(this.pool, this.names);
     this.eventLog = new PgTaskEventLog(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.webhooks = new PgWebhookOutbox(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.writes = new PgTaskWrites(
       (text, values) => this.query(text, values),
       this.names,
-      this.timeline.table,
+      timeline.table,
       this.channel,
     );
     this.events = new PgEventBus({

@@ -4,19 +4,24 @@ import { Redis } from 'ioredis';
 
 import {
   encodeTaskEvent,
-  isTerminal,
-  reconnectDelayMs,
-  redactUrl,
-  STORE_WAIT_MS,
-  StoreUnavailableError,
   type EngineLogger,
   type InsertAlong,
   type InsertResult,
+  isTerminal,
   type ListPosition,
   type OwnerLimits,
+  reconnectDelayMs,
+  redactUrl,
   type ReplaceAlong,
+  type StepJournalStore,
+  STORE_WAIT_MS,
+  StoreUnavailableError,
+  type TaskBrowseStore,
+  type TaskEventLog,
   type TaskRecord,
   type TaskStore,
+  type TaskTimelineStore,
+  type WebhookOutboxStore,
 } from '../../engine/index.js';
 import { closeConnection, RedisEventBus } from './RedisEventBus.js';
 import { RedisStepJournalStore } from './RedisStepJournalStore.js';
@@ -86,11 +91,13 @@ export class RedisStore implements TaskStore {
   readonly insertsAlong = true;
   readonly replacesAlong = true;
   readonly events: RedisEventBus;
-  readonly journal: RedisStepJournalStore;
-  readonly timeline: RedisTimeline;
-  readonly eventLog: RedisTaskEventLog;
-  readonly webhooks: RedisWebhookOutbox;
-  readonly browse: RedisBrowse;
+  readonly journal: StepJournalStore;
+  readonly timeline: TaskTimelineStore;
+  readonly eventLog: TaskEventLog;
+  readonly webhooks: WebhookOutboxStore;
+  readonly browse: TaskBrowseStore;
+  /** The timeline's keys, written along with a task's row by the scripts. */
+  private readonly timelineKeys: RedisTimeline;
   private readonly redis: Redis;
   private readonly ownClient: boolean;
   private readonly keys: RedisKeys;
@@ -130,7 +137,8 @@ export class RedisStore implements TaskStore {
     }
     for (const [name, lua] of Object.entries(SCRIPTS)) this.redis.defineCommand(name, { numberOfKeys: 1, lua });
     this.journal = new RedisStepJournalStore(this.redis, this.keys.prefix);
-    this.timeline = new RedisTimeline(this.redis, this.keys.prefix);
+    this.timelineKeys = new RedisTimeline(this.redis, this.keys.prefix);
+    this.timeline = this.timelineKeys;
     this.eventLog = new RedisTaskEventLog(this.redis, this.keys.prefix);
     this.webhooks = new RedisWebhookOutbox(this.redis, this.keys.prefix);
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
@@ -192,7 +200,7 @@ export class RedisStore implements TaskStore {
       limits.maxStoredBytes ?? '',
       // The creation's timeline entries in the same script: one round trip fewer per task.
       ...(along?.timeline
-        ? [this.timeline.key(record.taskId), ...timelineArgs(along.timeline.entries, along.timeline.maxEntries)]
+        ? [this.timelineKeys.key(record.taskId), ...timelineArgs(along.timeline.entries, along.timeline.maxEntries)]
         : []),
     ])) as Reply[];
     if (reply[0] === 'ok') return { inserted: true };
@@ -234,7 +242,7 @@ export class RedisStore implements TaskStore {
       this.keys.channel,
       encodeTaskEvent(next.taskId, change),
       ...(timeline
-        ? [this.timeline.key(next.taskId), ...timelineArgs(timeline.entries, timeline.maxEntries)]
+        ? [this.timelineKeys.key(next.taskId), ...timelineArgs(timeline.entries, timeline.maxEntries)]
         : ['', 0]),
     ]);
     return reply === 1;

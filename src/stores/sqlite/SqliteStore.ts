@@ -11,9 +11,15 @@ import {
   type OwnerLimitKind,
   type OwnerLimits,
   type ReplaceAlong,
+  type StepJournalStore,
   StoreUnavailableError,
+  type TaskBrowseStore,
+  type TaskEventBus,
+  type TaskEventLog,
   type TaskRecord,
   type TaskStore,
+  type TaskTimelineStore,
+  type WebhookOutboxStore,
 } from '../../engine/index.js';
 import { Checkpointer } from './Checkpointer.js';
 import { GroupCommit } from './GroupCommit.js';
@@ -128,16 +134,19 @@ export class SqliteStore implements TaskStore {
   readonly kind = 'sqlite';
   readonly insertsAlong = true;
   readonly replacesAlong = true;
-  readonly events: SqliteEventBus;
+  readonly events: TaskEventBus;
   /** Flushes the WAL file off the event loop (durability `full` on a file). */
   private readonly walSync: WalSync | undefined;
   /** Every write goes through it: concurrent writes share one transaction and one fsync. */
   private readonly commits: GroupCommit;
-  readonly journal: SqliteStepJournalStore;
-  readonly timeline: SqliteTimeline;
-  readonly eventLog: SqliteTaskEventLog;
-  readonly webhooks: SqliteWebhookOutbox;
-  readonly browse = new SqliteBrowse(() => this.db);
+  readonly journal: StepJournalStore;
+  readonly timeline: TaskTimelineStore;
+  readonly eventLog: TaskEventLog;
+  readonly webhooks: WebhookOutboxStore;
+  readonly browse: TaskBrowseStore = new SqliteBrowse(() => this.db);
+  /** The event bus and the timeline as this store drives them (started with the database, written in its transactions). */
+  private readonly bus: SqliteEventBus;
+  private readonly timelineTable: SqliteTimeline;
   /** Proves which runners' processes are gone, so their tasks are taken over at start-up (see RunnerLocks). */
   private readonly runners: RunnerLocks | undefined;
   private readonly cache: RecordCache;
@@ -159,12 +168,15 @@ export class SqliteStore implements TaskStore {
     );
     this.cache = new RecordCache(options.recordCacheEntries ?? 1000, (options.recordCacheMiB ?? 16) * 1024 * 1024);
     this.journal = new SqliteStepJournalStore(() => this.db, this.commits);
-    this.timeline = new SqliteTimeline(() => this.db, this.commits);
-    this.eventLog = new SqliteTaskEventLog(() => this.db, this.commits);
+    this.timelineTable = new SqliteTimeline(() => this.db, this.commits);
+    this.timeline = this.timelineTable;
+    const eventLog = new SqliteTaskEventLog(() => this.db, this.commits);
+    this.eventLog = eventLog;
     this.webhooks = new SqliteWebhookOutbox(() => this.db, this.commits);
-    this.events = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0, undefined, (taskId) =>
-      this.eventLog.lengthNow(taskId),
+    this.bus = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0, undefined, (taskId) =>
+      eventLog.lengthNow(taskId),
     );
+    this.events = this.bus;
     if (this.inFile) this.runners = new RunnerLocks(`${options.path}.runners`);
     retryWhenBusy(this, BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
@@ -202,7 +214,7 @@ export class SqliteStore implements TaskStore {
     this.endLeasesOfDeadRunners();
     this.startCheckpointer(db);
     this.cache.start(db);
-    this.events.start(db);
+    this.bus.start(db);
   }
 
   private startCheckpointer(db: Database.Database): void {
@@ -265,7 +277,7 @@ export class SqliteStore implements TaskStore {
         if (refused) return refused;
         this.cache.forget(record.taskId);
         s.insert.run(insertColumns(record));
-        if (timeline) this.timeline.appendNow(record.taskId, timeline.entries, timeline.maxEntries);
+        if (timeline) this.timelineTable.appendNow(record.taskId, timeline.entries, timeline.maxEntries);
         return { inserted: true };
       });
     } catch (error) {
@@ -323,7 +335,7 @@ export class SqliteStore implements TaskStore {
       const statement = s.replace.for(next, along?.previous);
       const changed = statement.run({ ...columns(next), expected: expectedVersion }).changes === 1;
       // The timeline entries go in the write's own transaction: one savepoint and one commit for both.
-      if (changed && timeline) this.timeline.appendNow(next.taskId, timeline.entries, timeline.maxEntries);
+      if (changed && timeline) this.timelineTable.appendNow(next.taskId, timeline.entries, timeline.maxEntries);
       return changed;
     });
     if (written && along) this.events.publish(next.taskId, along.change);
