@@ -84,7 +84,9 @@ export function toJsonRpcError(error: unknown, operation: TaskOperation = 'retri
         ? "Internal error: the task store's disk is full; nothing was stored"
         : error.reason === 'not_created'
           ? 'Internal error: the task store or the job queue did not answer in time; the task was not created'
-          : 'Internal error: the task store is unavailable';
+          : error.reason === 'not_confirmed'
+            ? 'Internal error: the task store lost the connection while storing the task; the task was not created'
+            : 'Internal error: the task store is unavailable';
     return { code: ErrorCodes.INTERNAL_ERROR, message };
   }
   return { code: ErrorCodes.INTERNAL_ERROR, message: 'Internal error' };

@@ -13,11 +13,13 @@ import {
 import type { Executor } from '../contracts/Executor.js';
 import type { FetchedEviction } from './FetchedEviction.js';
 import { stableJson } from '../util/stableJson.js';
-import { CREATE_WAIT_MS } from './storeWait.js';
+import { confirmInsert, UnconfirmedInsertError } from './confirmInsert.js';
+import { CREATE_WAIT_MS, reconnectDelayMs } from './storeWait.js';
 import type { TaskAccess } from './TaskAccess.js';
 import { StoreUnavailableError, TaskConflictError } from '../record/TaskError.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from '../record/TaskRecord.js';
 import type { TaskSpans } from '../tracing/TaskSpans.js';
+import { UnconfirmedRemovals } from './UnconfirmedRemovals.js';
 import type { InsertAlong, InsertResult, OwnerLimits } from '../contracts/TaskStore.js';
 import { isExpired } from '../record/transitions.js';
 
@@ -57,9 +59,17 @@ export class TaskCreation {
     private readonly sweep: () => Promise<number>,
     /** Evicts fetched tasks at a stored-task bound, before a creation is refused. */
     private readonly room: FetchedEviction,
-  ) {}
+  ) {
+    this.unconfirmed = new UnconfirmedRemovals(access, logger);
+  }
 
   private readonly creating = new Map<string, Promise<void>>();
+  private readonly unconfirmed: UnconfirmedRemovals;
+
+  /** Stops the removal of unconfirmed creations (the engine is closing). */
+  stop(): void {
+    this.unconfirmed.stop();
+  }
 
   /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
   async create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
@@ -73,8 +83,8 @@ export class TaskCreation {
     // spec R49: a bounded wait, in line and for the store and the queue; past it the creation is refused unstored.
     const wait: CreationWait = { deadline: Date.now() + CREATE_WAIT_MS, inserting: false, refused: false };
     const current = previous.then(
-      () => this.createNow(input, wait),
-      () => this.createNow(input, wait),
+      () => this.createPatiently(input, wait),
+      () => this.createPatiently(input, wait),
     );
     const settled = current.then(
       () => undefined,
@@ -87,6 +97,26 @@ export class TaskCreation {
     // The requestor is answered at the deadline even while earlier creations hold the line or the queue does not
     // answer; the creation then stops at its next step (createNow), so nothing is stored for a refused creation.
     return answeredBy(current, wait);
+  }
+
+  /**
+   * createNow, tried again while the store is briefly away and nothing of this creation can have been stored (the
+   * failure came before the insert, or the insert certainly was not applied), until the creation's deadline: one
+   * behaviour for short outages of any store, a wait within the bound rather than an error (spec R49).
+   */
+  private async createPatiently(
+    input: CreateTaskInput,
+    wait: CreationWait,
+  ): Promise<{ task: TaskRecord; created: boolean }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.createNow(input, wait);
+      } catch (error) {
+        const outage = error instanceof StoreUnavailableError && error.reason === undefined;
+        if (!outage || wait.inserting || wait.refused) throw error;
+        await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs(attempt)));
+      }
+    }
   }
 
   private async createNow(input: CreateTaskInput, wait: CreationWait): Promise<{ task: TaskRecord; created: boolean }> {
@@ -131,7 +161,15 @@ export class TaskCreation {
       // The insert is the point of no return: once sent, the creation waits for its outcome, deadline or not.
       checkWait(wait);
       wait.inserting = true;
-      const result = await this.insertCapped(record, timeline && { timeline });
+      let result: Exclude<InsertResult, { reason: 'limit' }>;
+      try {
+        result = await this.insertCapped(record, timeline && { timeline }, wait.deadline);
+      } catch (error) {
+        // Unknown whether it was stored: removed if it was, once the store answers. Anything else: not stored.
+        if (error instanceof UnconfirmedInsertError) this.unconfirmed.add(record);
+        else wait.inserting = false;
+        throw error;
+      }
       if (!result.inserted) {
         reservation?.release();
         if (result.reason === 'duplicate_key' && input.idempotencyKey !== undefined) {
@@ -191,6 +229,7 @@ export class TaskCreation {
   private async insertCapped(
     record: TaskRecord,
     along: InsertAlong | undefined,
+    deadline: number,
   ): Promise<Exclude<InsertResult, { reason: 'limit' }>> {
     const { store } = this.access;
     const limits: OwnerLimits = {
@@ -199,7 +238,8 @@ export class TaskCreation {
       ...(this.limits.maxStoredBytesPerOwner !== null && { maxStoredBytes: this.limits.maxStoredBytesPerOwner }),
     };
     await this.room.checkTotal();
-    let result = await this.access.guard(() => store.insert(record, limits, along));
+    const insert = () => confirmInsert(this.access, record, () => store.insert(record, limits, along), deadline);
+    let result = await insert();
     // Racing creations of other processes may take the room made: a few rounds, each of which must free something.
     for (
       let round = 0;
@@ -209,7 +249,7 @@ export class TaskCreation {
       // Expired tasks count until they are swept: sweep them before evicting anything still readable.
       const freed = round === 0 ? await this.sweep() : await this.room.evict(record.owner);
       if (freed === 0 && round > 0) break;
-      if (freed > 0) result = await this.access.guard(() => store.insert(record, limits, along));
+      if (freed > 0) result = await insert();
     }
     if (!result.inserted && result.reason === 'limit') throw limitError(this.limits, result.limit);
     return result;

@@ -154,6 +154,7 @@ export class TaskEngine implements EngineHandle {
 
   async close(): Promise<void> {
     this.maintenance.stop();
+    this.creation.stop();
     if (this.started) await this.spans.close();
     this.started = false;
     await this.store.close();

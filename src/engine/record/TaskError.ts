@@ -111,10 +111,11 @@ export class StoreUnavailableError extends TaskError {
   readonly kind = 'store_unavailable';
   /**
    * What is known of the failure, for the requestor: the store's disk is full (nothing was stored), or a creation
-   * was refused after waiting its bound (CREATE_WAIT_MS) for the store or the queue (nothing was stored).
+   * was refused after waiting its bound (CREATE_WAIT_MS) for the store or the queue (nothing was stored), or a
+   * creation's insert lost its reply and the store did not come back in time to tell (removed if it was stored).
    */
-  readonly reason: 'disk_full' | 'not_created' | undefined;
-  constructor(message: string, options?: { cause?: unknown; reason?: 'disk_full' | 'not_created' }) {
+  readonly reason: 'disk_full' | 'not_created' | 'not_confirmed' | undefined;
+  constructor(message: string, options?: { cause?: unknown; reason?: 'disk_full' | 'not_created' | 'not_confirmed' }) {
     super(message, options);
     this.reason = options?.reason;
   }

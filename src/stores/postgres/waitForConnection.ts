@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import { reconnectDelayMs } from '../../engine/index.js';
+import { NotSentError, reconnectDelayMs } from '../../engine/index.js';
 
 type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: () => void) => void;
 
@@ -18,7 +18,9 @@ export function waitForConnection(pool: pg.Pool, waitMs: number): void {
         return await connect();
       } catch (error) {
         const delay = reconnectDelayMs(attempt);
-        if (pool.ending || Date.now() + delay >= deadline) throw error;
+        if (pool.ending || Date.now() + delay >= deadline) {
+          throw new NotSentError(error instanceof Error ? error.message : String(error), { cause: error });
+        }
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
     }
