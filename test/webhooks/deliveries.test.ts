@@ -14,7 +14,7 @@ import { webhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 const TYPE = 'io.github.mcp-tasks.task_status';
 
 let receiver: WebhookReceiver;
-let running: OutboxWebhookDeliveries[] = [];
+const running: OutboxWebhookDeliveries[] = [];
 
 function deliveries(limits: Partial<WebhookLimits> = {}, origins = [receiver.origin]) {
   const store = new MemoryStore();

@@ -175,7 +175,7 @@ export class WebhookSender {
     failure: WebhookFailure | undefined,
     started: number,
   ): Promise<void> {
-    const { store, now, limits } = this.options;
+    const { store, now } = this.options;
     if (!(await store.settle(row.seq, this.token, settlement))) return; // the lease lapsed: another holds the row
     let reported = outcome;
     if (sub && settlement.lastStatus !== 'dropped')
