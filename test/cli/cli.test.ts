@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { EXIT_CODES } from '../../src/cli/exitCodes.js';
 import { EVERYTHING_ENTRY, freePort, startEverythingHttp, type RunningServer } from '../client/helpers/everything.js';
+import { requireTool } from '../helpers/requireTool.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, ensureBuilt, jsonLines, runCli, startCli } from './helpers/cli.js';
 
@@ -147,8 +148,9 @@ describe('mcp-tasks call', () => {
 
 /** `script` (util-linux) gives the binary a pseudo-terminal, so the live status line can be seen as a person would. */
 const SCRIPT = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
+const HAS_SCRIPT = requireTool('script (util-linux)', SCRIPT !== undefined, 'apt-get install bsdutils');
 
-describe.skipIf(SCRIPT === undefined)('mcp-tasks on a terminal', () => {
+describe.runIf(HAS_SCRIPT)('mcp-tasks on a terminal', () => {
   it('draws a live status line (spinner, status, message, elapsed) and clears it before the result', async () => {
     const command = ['node', CLI, 'call', 'simulate-research-query', 'topic=terminal', ...STDIO]
       .map((part) => `'${part}'`)

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { EXIT_CODES } from '../../src/cli/exitCodes.js';
+import { requireTool } from '../helpers/requireTool.js';
 import { tempDir } from '../helpers/tmp.js';
 import { CLI, ensureBuilt, jsonLines, runCli, type CliRun } from './helpers/cli.js';
 import { HOSTILE, RAW_CONTROLS, startHostileServer, type HostileServer } from './helpers/hostileServer.js';
@@ -120,8 +121,9 @@ describe('a hostile server, seen through the CLI', () => {
 
 /** `script` (util-linux) gives the binary a pseudo-terminal, so the live status line is drawn. */
 const SCRIPT = ['/usr/bin/script', '/bin/script'].find((path) => existsSync(path));
+const HAS_SCRIPT = requireTool('script (util-linux)', SCRIPT !== undefined, 'apt-get install bsdutils');
 
-describe.skipIf(SCRIPT === undefined)('a hostile server on a terminal', () => {
+describe.runIf(HAS_SCRIPT)('a hostile server on a terminal', () => {
   it('the live status line and the result show the escapes, and only the line draws its own erase', async () => {
     const command = ['node', CLI, '--url', server.url, 'call', 'noisy'].map((part) => `'${part}'`).join(' ');
     const run = await new Promise<{ code: number | null; output: string }>((resolve) => {

@@ -12,6 +12,7 @@ import {
   type TaskOutcome,
 } from '../../src/client/index.js';
 import { ensureBuilt, startCli } from '../cli/helpers/cli.js';
+import { requireTool } from '../helpers/requireTool.js';
 import { tempDir } from '../helpers/tmp.js';
 import type { RunningServer } from './helpers/everything.js';
 import { fixtureCommand, startFixture } from './helpers/fixture.js';
@@ -24,6 +25,7 @@ import { expectSingleFinalWord, observe, sleep } from './helpers/observe.js';
  * skipped at run time rather than failed.
  */
 const COMMAND = fixtureCommand();
+const HAS_FIXTURE = requireTool('the built fixture server', COMMAND !== undefined, 'npm run build');
 const EXT = 'io.modelcontextprotocol/tasks';
 
 let server: RunningServer;
@@ -63,7 +65,7 @@ async function speaks(client: TaskClient, dialect: DialectPreference): Promise<b
 }
 
 function fixtureSuite(dialect: DialectPreference): void {
-  describe.skipIf(COMMAND === undefined)(`fixture server, ${dialect} dialect`, () => {
+  describe.runIf(HAS_FIXTURE)(`fixture server, ${dialect} dialect`, () => {
     let client: TaskClient;
     let supported = false;
     const asked: InputContext[] = [];
