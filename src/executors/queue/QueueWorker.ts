@@ -71,7 +71,8 @@ export interface QueueWorkerOptions {
   logger?: EngineLogger;
 }
 
-type Claim =
+/** What a job found when it tried to take its task: run it, or why not. */
+type JobClaim =
   | { kind: 'run'; task: TaskRecord }
   | { kind: 'skip'; reason: string }
   | { kind: 'requeue'; reason: string }
@@ -252,7 +253,7 @@ export class QueueWorker {
   }
 
   /** Decides whether this job's run is still due and, if so, takes the task's lease. */
-  private async claim(taskId: string, attempt: number, queuedAt: number): Promise<Claim> {
+  private async claim(taskId: string, attempt: number, queuedAt: number): Promise<JobClaim> {
     // A claim whose reply was lost (the store went away under it) may have landed: only this worker would run it, so
     // it keeps asking the store until it knows, rather than hand the job back and leave a claimed task unrun.
     let claimUnknown = false;
