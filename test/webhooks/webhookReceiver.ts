@@ -6,6 +6,8 @@ export interface Received {
   body: string;
   json: Record<string, unknown>;
   at: number;
+  /** What the receiver answered: a status, or 'hang' (never answered). */
+  answer?: number | 'hang';
 }
 
 export interface WebhookReceiver {
@@ -39,7 +41,8 @@ export async function webhookReceiver(path = '/hooks/mcp'): Promise<WebhookRecei
       } catch {
         // recorded as it is
       }
-      received.push({ headers: req.headers, body, json, at: Date.now() });
+      const entry: Received = { headers: req.headers, body, json, at: Date.now() };
+      received.push(entry);
       for (const wake of waiters.splice(0)) wake();
       if (json['type'] === 'verification') {
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -47,6 +50,7 @@ export async function webhookReceiver(path = '/hooks/mcp'): Promise<WebhookRecei
         return;
       }
       const answer = receiver.answers.shift() ?? 200;
+      entry.answer = answer;
       if (answer === 'hang') return;
       res.writeHead(answer).end();
     });
