@@ -75,10 +75,12 @@ export class ConsoleActions {
     const { accepted } = await this.engine.answerInput(record.owner, taskId, { [key]: answer });
     // Answered, withdrawn or ended between the read and the write.
     if (!accepted.includes(key)) throw new ConsoleRefusal(409, 'the question is no longer waiting for an answer');
-    const action = 'action' in answer.result ? String(answer.result['action']) : 'text';
-    const detail = `${key} (${action})`;
+    const action = typeof answer.result['action'] === 'string' ? answer.result['action'] : undefined;
+    const detail = `${key} (${action ?? 'text'})`;
+    const done = { accept: 'accepted', decline: 'declined', cancel: 'cancelled' }[action ?? ''];
+    const message = done ? `${done} question ${key}` : `answered question ${key} with a text`;
     await this.engine.recordTimeline(taskId, [
-      { at: this.engine.clock.now(), kind: 'operator', by: CONSOLE_OPERATOR, message: `answered ${detail}` },
+      { at: this.engine.clock.now(), kind: 'operator', by: CONSOLE_OPERATOR, message },
     ]);
     this.audited({ action: 'answer', taskId, owner: record.owner, detail }, address);
   }

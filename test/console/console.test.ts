@@ -92,7 +92,6 @@ describe.skipIf(!available)('the task console in Chromium', () => {
     await statusOf(page, lateId, 'cancelled');
     await page.locator('.count', { hasText: 'cancelled' }).locator('b', { hasText: '1' }).waitFor();
     await page.locator('svg.chart rect.created').first().waitFor({ state: 'attached' });
-    await page.screenshot({ path: join(IMAGES, 'console-list.png'), fullPage: true });
     const origin = new URL(h.consoleUrl).origin;
     expect(requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);
   });

@@ -10,6 +10,7 @@ import * as z from 'zod/v4';
 import { TaskClient, type DialectPreference, type TaskHandle } from '../../src/client/index.js';
 import type { ConsoleAuditRecord } from '../../src/console/ConsoleActions.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
+import type { TaskWork } from '../../src/engine/index.js';
 import { withSteps } from '../../src/workflow/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -90,11 +91,8 @@ function createServer(): McpServer {
     const content = reply.content as { type: string; text?: string };
     return { content: [{ type: 'text', text: `summary: ${content.text ?? ''}` }] };
   });
-  // Work that does not stop when told to: it returns after `label` milliseconds whatever happens.
-  server.registerTool('stubborn', label, async ({ label: ms }) => {
-    await new Promise((resolve) => setTimeout(resolve, Number(ms)));
-    return { content: [{ type: 'text', text: 'finally done' }] };
-  });
+  // Named for the harness whose `work` ignores aborts (it replaces every tool's work there).
+  server.registerTool('stubborn', label, async () => ({ content: [{ type: 'text', text: 'done' }] }));
   // Fails while `failing` holds (retry-safe: the console may run it again).
   server.registerTool('flaky', label, async ({ label: text }) => {
     if (flaky.failing) return { isError: true, content: [{ type: 'text', text: `could not reach ${text}` }] };
@@ -140,9 +138,14 @@ export interface ConsoleHarness {
   close(): Promise<void>;
 }
 
-/** A tasks server with the console mounted (admin and read-only tokens), its clients, and fresh browsers. */
-export async function startConsoleHarness(): Promise<ConsoleHarness> {
+/**
+ * A tasks server with the console mounted (admin and read-only tokens), its clients, and fresh browsers. `work`
+ * replaces the tools' work for every task (as a proxy's does).
+ */
+export async function startConsoleHarness(options: { work?: () => TaskWork } = {}): Promise<ConsoleHarness> {
+  const work = options.work;
   const tasks = await createMcpTasks({
+    ...(work && { work: () => work() }),
     server: createServer,
     tools: {
       sleepy: 'optional',

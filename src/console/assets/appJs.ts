@@ -154,8 +154,10 @@ function renderList() {
   more.addEventListener('click', () => loadMore(tbody, more, note));
   const exportQuery = (format) => { const q = new URLSearchParams(params); q.set('format', format); return 'api/export?' + q; };
   const bulk = el('button', { type: 'button', class: 'danger', id: 'bulk-cancel', disabled: true, text: 'Cancel selected…' });
+  const bulkResult = el('span', { id: 'bulk-result', class: 'skip', role: 'status' });
   const toolbar = el('div', { class: 'toolbar' }, [
     admin ? bulk : null,
+    bulkResult,
     el('span', { class: 'spacer' }),
     el('a', { class: 'button', id: 'export-csv', href: exportQuery('csv'), download: '', text: 'Export CSV' }),
     el('a', { class: 'button', id: 'export-jsonl', href: exportQuery('jsonl'), download: '', text: 'Export JSON lines' }),
@@ -179,7 +181,7 @@ function renderList() {
     }
     showSelection();
   });
-  bulk.addEventListener('click', () => confirmBulkCancel(showSelection));
+  bulk.addEventListener('click', () => confirmBulkCancel(showSelection, bulkResult));
   main.append(overview, el('section', { 'aria-label': 'Filters' }, [form]), el('section', { class: 'tasks' }, [toolbar, table, note, more]));
   const render = (data) => {
     renderCounts(counts, data.counts, params);
@@ -209,7 +211,7 @@ function emptyState(params, counts) {
   return ['No tasks match these filters. ', el('a', { href: '#/', text: 'Clear the filters' })];
 }
 
-function confirmBulkCancel(showSelection) {
+function confirmBulkCancel(showSelection, output) {
   const ids = [...selected];
   const count = ids.length + (ids.length === 1 ? ' task' : ' tasks');
   confirmAction({
@@ -217,10 +219,11 @@ function confirmBulkCancel(showSelection) {
     text: count + ' will end cancelled; their requestors see them cancelled. Tasks that finished meanwhile are left as they are.',
     confirm: 'Cancel ' + count,
   }, () => act('api/cancel', { taskIds: ids }).then((result) => {
-    for (const id of result.cancelled) selected.delete(id);
+    for (const id of ids) selected.delete(id);
     showSelection();
-    live.textContent = 'cancelled ' + result.cancelled.length + (result.skipped.length ? ', skipped ' + result.skipped.length + ' (' + result.skipped.map((s) => shortText(s.taskId, 8) + ': ' + s.reason).join('; ') + ')' : '');
-  }).catch((error) => { live.textContent = 'cancel failed: ' + error.message; }));
+    const skipped = result.skipped.map((s) => shortText(s.taskId, 9) + ': ' + s.reason);
+    output.textContent = 'Cancelled ' + result.cancelled.length + (result.cancelled.length === 1 ? ' task.' : ' tasks.') + (skipped.length ? ' Skipped ' + skipped.join('; ') + '.' : '');
+  }).catch((error) => { output.textContent = 'Cancel failed: ' + error.message; }));
 }
 
 // The one confirmation dialog, worded for the action it guards.
