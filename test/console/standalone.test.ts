@@ -120,6 +120,23 @@ describe('mcp-tasks console', () => {
     const ok = await fetch(`${url.origin}/console/api/tasks`, { headers: { ...headers, origin: url.origin } });
     expect(ok.status).toBe(200);
   });
+  it("passes an action's JSON body on: an answer is read and checked against the task", async () => {
+    const url = new URL(openUrl);
+    const headers = { authorization: `Bearer ${url.searchParams.get('token')}`, 'x-console-request': '1' };
+    const answer = `${url.origin}/console/api/tasks/${taskId}/answer`;
+    const body = JSON.stringify({ key: 'input-9', action: 'accept', content: {} });
+    const read = await fetch(answer, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+    });
+    expect(read.status).toBe(409);
+    expect(await read.json()).toEqual({ error: 'the question is no longer waiting for an answer' });
+    // Only JSON: a foreign form's text/plain body is refused before it is read.
+    const form = await fetch(answer, { method: 'POST', headers: { ...headers, 'content-type': 'text/plain' }, body });
+    expect(form.status).toBe(415);
+  });
+
   it('still takes a cancel whose body is small (the last test: the task ends)', async () => {
     const url = new URL(openUrl);
     const token = url.searchParams.get('token') as string;
