@@ -1,10 +1,11 @@
 import type { ClientSession } from './ClientSession.js';
+import type { HandleInit } from './HandleInit.js';
 import type { HandleStore, StoredHandle } from './HandleStore.js';
 import { PollSchedule, type PollPolicy } from './PollSchedule.js';
 import type { ProgressRouter } from './ProgressRouter.js';
 import type { TaskClientError } from './TaskClientError.js';
 import { TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
-import { openTaskHandle, type HandleContext, type HandleInit, type TaskHandle } from './TaskHandle.js';
+import { openTaskHandle, type HandleContext, type TaskHandle } from './TaskHandle.js';
 import type { TaskOutcome } from './TaskOutcome.js';
 import type { TaskSnapshot } from './TaskSnapshot.js';
 import { describeTarget, targetKey } from './TaskTarget.js';

@@ -3,6 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { DialectName } from './DialectName.js';
 import type { CancelAck, InputState, PollResult, StartResult, TaskDialect } from './dialects/TaskDialect.js';
 import { answeredOutcome, cancelledOutcome } from './handleConclusions.js';
+import type { HandleInit } from './HandleInit.js';
 import { nextPhase, type CancelPhase, type HandleEvent, type HandlePhase } from './HandlePhase.js';
 import { laxCancelRefusal } from './laxCancelRefusal.js';
 import { isAwaiting, payloadWithin, watchPayload, type PayloadHint } from './PayloadHint.js';
@@ -26,18 +27,6 @@ export interface HandleContext {
   /** Awaited before the outcome is delivered, so a stored handle is gone by the time the host sees the result. */
   onSettled(handle: TaskHandle, settlement: { outcome: TaskOutcome } | { error: TaskClientError }): Promise<void>;
   onAnswered(handle: TaskHandle, key: string): void;
-}
-
-export interface HandleInit {
-  toolName?: string;
-  snapshot: TaskSnapshot;
-  /** How the call began; absent when attaching to an existing task id. */
-  started?: StartResult;
-  /** Aborts a plain call. */
-  abort?: AbortController;
-  /** SEP-1686: the original request's wire id. */
-  requestId?: string | number;
-  answeredKeys?: Iterable<string>;
 }
 
 type Settled = { outcome: TaskOutcome } | { error: TaskClientError };
