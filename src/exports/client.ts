@@ -40,3 +40,13 @@ export {
   TaskRpcError,
   type RpcErrorObject,
 } from '../client/index.js';
+
+// A host receiving Events webhooks checks each delivery with its subscription's secret (docs/webhooks.md).
+export {
+  generateWebhookSecret,
+  verifyWebhook,
+  WebhookVerificationError,
+  type VerifiedWebhook,
+  type VerifyWebhookOptions,
+  type WebhookHeaderSource,
+} from '../events/webhooks/index.js';
