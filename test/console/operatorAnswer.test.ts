@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConsoleRefusal } from '../../src/console/ConsoleRefusal.js';
 import { csvCell } from '../../src/console/exportTasks.js';
 import { operatorAnswer } from '../../src/console/operatorAnswer.js';
+import type { InputRequest } from '../../src/engine/index.js';
 
 const question = {
   method: 'elicitation/create',
@@ -28,7 +29,7 @@ const question = {
   },
 };
 
-const refusal = (body: Record<string, unknown>, of = question) => {
+const refusal = (body: Record<string, unknown>, of: InputRequest = question) => {
   try {
     operatorAnswer(of, body);
   } catch (error) {
