@@ -29,7 +29,7 @@ export * from './record/taskEventPayload.js';
 export * from './record/TaskRecord.js';
 export * from './run/TaskRunner.js';
 export * from './record/TaskStatus.js';
-export * from './contracts/NotSentError.js';
+export * from './contracts/OutcomeUnknownError.js';
 export * from './contracts/TaskStore.js';
 export { RunSpan, StepSpan, stepEvent, TRACE_CONTEXT_META } from './tracing/taskTracing.js';
 export * from './record/TaskTimeline.js';

@@ -1,4 +1,4 @@
-import { NotSentError } from '../contracts/NotSentError.js';
+import { OutcomeUnknownError } from '../contracts/OutcomeUnknownError.js';
 import type { InsertResult } from '../contracts/TaskStore.js';
 import { StoreUnavailableError } from '../record/TaskError.js';
 import type { TaskRecord } from '../record/TaskRecord.js';
@@ -38,7 +38,7 @@ export async function confirmInsert(
   try {
     return await access.guard(insert);
   } catch (error) {
-    // Refused unsent, or refused by the store: nothing can have been applied.
+    // Refused unsent, or refused by the store: nothing was applied.
     if (!mayHaveApplied(error)) throw error;
     lost = error;
   }
@@ -65,9 +65,9 @@ export async function confirmInsert(
   throw new UnconfirmedInsertError(record.taskId, Date.now() - began, { cause: lost });
 }
 
-/** A failure after which the insert may still have been applied: the connection failed, and not before sending. */
+/** A failure after which the insert may still have been applied: the store says its outcome is unknown. */
 function mayHaveApplied(error: unknown): boolean {
-  return error instanceof StoreUnavailableError && error.reason === undefined && !(error.cause instanceof NotSentError);
+  return error instanceof StoreUnavailableError && error.cause instanceof OutcomeUnknownError;
 }
 
 /** The stored record is the one this creation sent (not a task of another creation with a colliding id). */

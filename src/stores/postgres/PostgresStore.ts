@@ -41,6 +41,7 @@ import { PgTimeline } from './PgTimeline.js';
 import { PgTaskEventLog } from './PgTaskEventLog.js';
 import { PgWebhookOutbox } from './PgWebhookOutbox.js';
 import { waitForConnection } from './waitForConnection.js';
+import { pgWriteFailure } from './pgOutcome.js';
 
 export interface PostgresStoreOptions {
   /** Connection for the store's own pool and for the LISTEN connection. Required unless `pool` is given. */
@@ -153,7 +154,7 @@ export class PostgresStore implements TaskStore {
     );
     this.events = new PgEventBus({
       pool: this.pool,
-      statements: this.statements,
+      preparedStatements: options.preparedStatements ?? true,
       listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },
       channel: this.channel,
       ...(options.logger && { logger: options.logger }),
@@ -189,7 +190,11 @@ export class PostgresStore implements TaskStore {
     for (let attempt = 0; attempt < 5; attempt++) {
       const item = { record, limits, ...(along?.timeline && { timeline: along.timeline }) };
       // The first attempt shares a statement with concurrent creations; a repeat goes alone.
-      const outcome = attempt === 0 ? await this.inserts.run(item) : await this.writes.insertOne(item);
+      const outcome = await (attempt === 0 ? this.inserts.run(item) : this.writes.insertOne(item)).catch(
+        (error: unknown) => {
+          throw pgWriteFailure(error);
+        },
+      );
       if (outcome === 'ok') return { inserted: true };
       if (outcome === 'conflict') {
         const exists = await this.query(`SELECT 1 FROM ${t} WHERE task_id = $1`, [record.taskId]);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import { NotSentError, reconnectDelayMs } from '../../engine/index.js';
+import { reconnectDelayMs } from '../../engine/index.js';
 
 type ConnectCallback = (error: Error | undefined, client: pg.PoolClient | undefined, done: () => void) => void;
 
@@ -19,7 +19,7 @@ export function waitForConnection(pool: pg.Pool, waitMs: number): void {
       } catch (error) {
         const delay = reconnectDelayMs(attempt);
         if (pool.ending || Date.now() + delay >= deadline) {
-          throw new NotSentError(error instanceof Error ? error.message : String(error), { cause: error });
+          throw new NotConnectedError(error instanceof Error ? error.message : String(error), { cause: error });
         }
         await new Promise((resolve) => setTimeout(resolve, delay));
       }
@@ -34,4 +34,9 @@ export function waitForConnection(pool: pg.Pool, waitMs: number): void {
     );
     return undefined;
   }) as pg.Pool['connect'];
+}
+
+/** No connection came within the wait: the statement that asked for one was never sent. */
+export class NotConnectedError extends Error {
+  override readonly name = 'NotConnectedError';
 }

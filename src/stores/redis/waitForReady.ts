@@ -1,13 +1,13 @@
 import type { Command, Redis } from 'ioredis';
 
-import { NotSentError } from '../../engine/index.js';
+import { OutcomeUnknownError } from '../../engine/index.js';
 
 /** Commands ioredis itself sends while connecting (before 'ready'): they must not wait for it. */
 const HANDSHAKE = new Set(['auth', 'hello', 'select', 'info', 'client', 'readonly', 'ping', 'cluster']);
 
 /**
  * Makes `redis` (created with `enableOfflineQueue: false`, `autoResendUnfulfilledCommands: false`) hold each command
- * until the connection is ready, for at most `waitMs`, and then refuse it unsent (NotSentError). ioredis's offline
+ * until the connection is ready, for at most `waitMs`, and then refuse it unsent. ioredis's offline
  * queue would instead send a command whenever the connection came back, long after its caller gave up: a creation
  * refused to the requestor could be stored later (a phantom task). A command is therefore either sent while its
  * caller still waits, or never.
@@ -45,7 +45,7 @@ export function waitForReady(redis: Redis, waitMs: number): void {
 }
 
 /** A command's connection dropped after it was sent: its reply, and whether Redis applied it, are unknown. */
-export class ConnectionLostError extends Error {
+export class ConnectionLostError extends OutcomeUnknownError {
   override readonly name = 'ConnectionLostError';
   constructor() {
     super('The Redis connection was lost after the command was sent; whether it was applied is unknown');
@@ -56,7 +56,7 @@ export class ConnectionLostError extends Error {
 const readiness = new WeakMap<Redis, Promise<void>>();
 
 function ready(redis: Redis, waitMs: number): Promise<void> {
-  if (redis.status === 'end') return Promise.reject(new NotSentError('Connection is closed.'));
+  if (redis.status === 'end') return Promise.reject(new Error('Connection is closed.'));
   if (redis.status === 'wait') redis.connect().catch(() => {});
   let shared = readiness.get(redis);
   if (!shared) {
@@ -67,7 +67,7 @@ function ready(redis: Redis, waitMs: number): Promise<void> {
       };
       const onEnd = () => {
         redis.off('ready', onReady);
-        reject(new NotSentError('Connection is closed.'));
+        reject(new Error('Connection is closed.'));
       };
       redis.once('ready', onReady);
       redis.once('end', onEnd);
@@ -82,8 +82,7 @@ function ready(redis: Redis, waitMs: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () =>
-        reject(new NotSentError(`Redis did not answer within ${waitMs} ms (not connected); the command was not sent`)),
+      () => reject(new Error(`Redis did not answer within ${waitMs} ms (not connected); the command was not sent`)),
       waitMs,
     );
   });
