@@ -56,8 +56,9 @@ export function argumentsOf(schema: unknown): ToolArgument[] {
 const FALLBACK: ReadonlySet<string> = new Set(FALLBACK_TOOL_NAMES);
 
 /**
- * The tools a person can call, summarised. A server offers the `task_*` fallback tools (src/server/fronts/FallbackTools.ts)
- * to hosts that do not speak tasks; this client does, so they are left out wherever it speaks a task dialect.
+ * The tools a person can call, summarised. A server lists the `task_*` fallback tools
+ * (src/server/fronts/FallbackTools.ts) to hosts that do not speak tasks; this client does, so they are left out
+ * wherever it speaks a task dialect.
  */
 export function summarizeTools(tools: readonly Tool[], dialect: DialectName): ToolSummary[] {
   return tools

@@ -21,7 +21,7 @@ export const EXIT_CODES = {
   cancelled: 4,
   /** The server does not know the task id (never existed, expired or deleted). */
   notFound: 5,
-  /** The server or dialect does not offer the operation (e.g. no tasks/cancel, or a forbidden task mode). */
+  /** The server or dialect does not support the operation (e.g. no tasks/cancel, or a forbidden task mode). */
   notSupported: 6,
   /** Stopped following with a second Ctrl-C, or Ctrl-C in `watch` / `result` (the task keeps running). */
   interrupted: 130,

@@ -55,7 +55,7 @@ export function coreCapabilities(listable: boolean): Record<string, unknown> {
   };
 }
 
-/** What a receiver's `capabilities.tasks` offers; capabilities are objects whose presence means support (spec A2). */
+/** What a receiver's `capabilities.tasks` supports; capabilities are objects whose presence means support (spec A2). */
 export interface CoreTaskSupport {
   toolCall: boolean;
   cancel: boolean;

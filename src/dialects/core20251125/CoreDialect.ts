@@ -161,7 +161,7 @@ export class CoreDialect implements ServerDialect {
   }
 
   private async list(params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
-    // spec R66: not offered where callers cannot be told apart.
+    // spec R66: not served where callers cannot be told apart.
     if (!ctx.caller.listable)
       return answerError(
         ErrorCodes.METHOD_NOT_FOUND,

@@ -7,7 +7,7 @@ export interface Caller {
   owner: string;
   /** What reads are scoped by: the owner, or ANY_OWNER when the unguessable task id is the capability. */
   scope: OwnerScope;
-  /** Whether callers can be told apart here, so `tasks/list` can be offered (spec R66). */
+  /** Whether callers can be told apart here, so `tasks/list` can be served (spec R66). */
   listable: boolean;
   /** Whether the owner is an authenticated principal. */
   authenticated: boolean;
