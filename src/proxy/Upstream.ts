@@ -12,10 +12,12 @@ import {
   type Tool,
 } from '../client/index.js';
 import type { EngineLogger } from '../engine/index.js';
-import { ErrorCodes, CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
+import { CORE_PROTOCOL_VERSION, TASKS_EXTENSION } from '../protocol/index.js';
 import { DirectHttpCall, DirectRefusedError } from './DirectHttpCall.js';
-import type { InputAnswer, InputRequest, InputRoute } from './InputRoute.js';
 import { PASSTHROUGH, type UpstreamRequestOptions } from './passthrough.js';
+import { UpstreamRoutes, type UpstreamNotification } from './UpstreamRoutes.js';
+
+export type { UpstreamNotification } from './UpstreamRoutes.js';
 
 export interface UpstreamOptions {
   target: TaskTarget;
@@ -29,8 +31,6 @@ export interface UpstreamOptions {
   dialect?: DialectPreference;
   clientInfo?: { name: string; version: string };
 }
-
-export type UpstreamNotification = { method: string; params?: Record<string, unknown> };
 
 /** A connection that lived this long before it dropped was healthy: the backoff starts over. */
 const HEALTHY_MS = 10_000;
@@ -50,8 +50,8 @@ export class Upstream {
   private closing = false;
   private tools: Map<string, Tool> | undefined;
   private toolsLoading: Promise<Map<string, Tool>> | undefined;
-  private readonly routes = new Set<InputRoute>();
-  private readonly listeners = new Set<(notification: UpstreamNotification) => void>();
+  /** Where the upstream's questions and notifications go (the calls in flight, the pool). */
+  readonly routes = new UpstreamRoutes();
   private readonly sessions = new Map<string, { client: Promise<TaskClient>; users: number }>();
   /** Tool calls to an HTTP upstream on a 2025-era session skip the SDK client's machinery (see DirectHttpCall). */
   private readonly direct: DirectHttpCall | undefined;
@@ -108,7 +108,7 @@ export class Upstream {
             ...(options.onProgress && { onProgress: options.onProgress }),
             onNotification: (notification) => this.notify(notification),
             // A request on the call's own stream belongs to that call, whatever else is in flight.
-            onRequest: (request) => this.answer(request, options.route),
+            onRequest: (request) => this.routes.answer(request, options.route),
           },
         );
         if (outcome.kind === 'error') throw new TaskRpcError(outcome.error);
@@ -159,16 +159,6 @@ export class Upstream {
   /** The upstream's tool by name (listed once, again after `notifications/tools/list_changed`). */
   async tool(name: string): Promise<Tool | undefined> {
     return (await this.toolMap()).get(name);
-  }
-
-  register(route: InputRoute): () => void {
-    this.routes.add(route);
-    return () => this.routes.delete(route);
-  }
-
-  onNotification(listener: (notification: UpstreamNotification) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /**
@@ -244,9 +234,9 @@ export class Upstream {
       clientInfo: this.options.clientInfo ?? { name: 'mcp-tasks-proxy', version: '0.1.0' },
       ...(this.options.dialect !== undefined && { dialect: this.options.dialect }),
       elicitation: (params: Record<string, unknown>, context: InputContext) =>
-        this.route('elicitation/create', params, context) as never,
+        this.routes.route('elicitation/create', params, context) as never,
       sampling: (params: Record<string, unknown>, context: InputContext) =>
-        this.route('sampling/createMessage', params, context) as never,
+        this.routes.route('sampling/createMessage', params, context) as never,
       onError: (error: Error) => this.options.logger.warn({ error: error.message }, 'upstream connection error'),
     };
   }
@@ -270,7 +260,7 @@ export class Upstream {
     };
     // The tool set may differ after a restart: downstream clients list again.
     if (this.failures > 0 || this.restarted) {
-      for (const listener of this.listeners) listener({ method: 'notifications/tools/list_changed' });
+      this.routes.broadcast({ method: 'notifications/tools/list_changed' });
     }
     this.restarted = true;
   }
@@ -279,23 +269,7 @@ export class Upstream {
 
   private notify(notification: UpstreamNotification): void {
     if (notification.method === 'notifications/tools/list_changed') this.tools = undefined;
-    for (const listener of this.listeners) listener(notification);
-  }
-
-  /** A request the upstream made on a direct call's stream: answered by that call's route, as a JSON-RPC answer. */
-  private async answer(request: InputRequest, route: InputRoute | undefined): Promise<InputAnswer> {
-    if (request.method === 'ping') return { result: {} };
-    if (request.method !== 'elicitation/create' && request.method !== 'sampling/createMessage')
-      return { error: { code: ErrorCodes.METHOD_NOT_FOUND, message: `Method not found: ${request.method}` } };
-    try {
-      const result = await this.route(request.method, request.params ?? {}, { dialect: '2025-11-25' }, route);
-      return { result: result as Record<string, unknown> };
-    } catch (error) {
-      if (error instanceof TaskRpcError) return { error: error.error };
-      return {
-        error: { code: ErrorCodes.INTERNAL_ERROR, message: error instanceof Error ? error.message : String(error) },
-      };
-    }
+    this.routes.broadcast(notification);
   }
 
   /** spec-independent: a crashed stdio server is started again after 0.5 s, 1 s, 2 s … up to 30 s. */
@@ -332,33 +306,6 @@ export class Upstream {
       this.toolsLoading = undefined;
     });
     return this.toolsLoading;
-  }
-
-  /**
-   * An upstream question goes to the call it belongs to: the call on whose stream it came, the bridged task it names,
-   * else the most recent call in flight on this connection (over stdio a request carries nothing that ties it to a
-   * call; the connection is one caller's, see UpstreamPool). With none, elicitation is declined.
-   */
-  private async route(
-    method: string,
-    params: Record<string, unknown>,
-    context: InputContext,
-    own?: InputRoute,
-  ): Promise<unknown> {
-    let target = own;
-    if (!target)
-      for (const route of this.routes) {
-        if (context.taskId !== undefined && route.upstreamTaskId === context.taskId) target = route;
-      }
-    if (!target) for (const route of this.routes) if (route.upstreamTaskId === undefined) target = route;
-    if (!target) {
-      if (method === 'elicitation/create') return { action: 'decline' };
-      throw new TaskRpcError({ code: ErrorCodes.INTERNAL_ERROR, message: 'No call in flight can answer this request' });
-    }
-    const { _meta: _ignored, ...rest } = params as { _meta?: unknown };
-    const answer = await target.requestInput({ method, params: rest });
-    if ('error' in answer) throw new TaskRpcError(answer.error);
-    return answer.result;
   }
 
   private translate(error: unknown, method: string): Error {

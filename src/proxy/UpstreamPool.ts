@@ -171,7 +171,7 @@ export class UpstreamPool {
       lastUsed: Date.now(),
     };
     entry.upstream.then(
-      (upstream) => upstream.onNotification((notification) => this.dispatch(key, notification)),
+      (upstream) => upstream.routes.onNotification((notification) => this.dispatch(key, notification)),
       () => {},
     );
     this.entries.set(key, entry);

@@ -103,7 +103,7 @@ async function forwardOnce(
     return followUpstreamTask(upstream, params, hooks, undefined);
   }
   const route = { requestInput: (request: InputRequest) => answerInput(hooks, request) };
-  const unregister = upstream.register(route);
+  const unregister = upstream.routes.register(route);
   try {
     const meta = traceMeta();
     const sent = meta ? { ...params, _meta: meta } : params;
@@ -156,7 +156,7 @@ async function followUpstreamTask(
     throw error;
   }
   const taskId = handle.taskId;
-  const unregister = upstream.register({
+  const unregister = upstream.routes.register({
     ...(taskId !== undefined && { upstreamTaskId: taskId }),
     requestInput: (request) => answerInput(hooks, request),
   });

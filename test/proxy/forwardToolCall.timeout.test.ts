@@ -21,7 +21,7 @@ function silentUpstream(): Upstream {
     tool: async () => undefined,
     requestorChosenTasks: false,
     serverDirectedTasks: async () => false,
-    register: () => () => {},
+    routes: { register: () => () => {} },
     request: (_method: string, _params: unknown, options: { signal: AbortSignal }) =>
       new Promise((_resolve, reject) => {
         options.signal.addEventListener('abort', () => reject(options.signal.reason as Error), { once: true });
