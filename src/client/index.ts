@@ -1,7 +1,7 @@
 export type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 export { ClientTaskHost, type ClientTaskHostOptions } from './ClientTaskHost.js';
 export { DIALECT_NAMES, isDialectPreference, type DialectName, type DialectPreference } from './DialectName.js';
-export type { CallMode } from './dialects/TaskDialect.js';
+export type { CallMode, CancelAck } from './dialects/TaskDialect.js';
 export {
   DEFAULT_MAX_HANDLES,
   HandleStore,

@@ -33,5 +33,6 @@ export * from './contracts/OutcomeUnknownError.js';
 export * from './contracts/TaskStore.js';
 export { RunSpan, StepSpan, stepEvent, TRACE_CONTEXT_META } from './tracing/taskTracing.js';
 export * from './record/TaskTimeline.js';
+export type { ParkOptions } from './record/transitions.js';
 export * from './core/WakeScheduler.js';
 export * from './util/withDeadline.js';

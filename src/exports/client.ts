@@ -3,7 +3,7 @@
 
 export type { CallToolResult, Tool } from '../client/index.js';
 export { TaskClient, type CallToolOptions, type TaskClientOptions, type TaskList } from '../client/index.js';
-export { TaskHandle, type TaskProgress, type TaskSnapshot } from '../client/index.js';
+export { TaskHandle, type CancelAck, type HandlePhase, type TaskProgress, type TaskSnapshot } from '../client/index.js';
 // A remote task's status and outcome as its server reports them (any generation), named apart from the engine's
 // stored TaskStatus and TaskOutcome (mcp-tasks/engine).
 export { outcomeError, textOf, type TaskOutcome as RemoteTaskOutcome, type TaskPayload } from '../client/index.js';
@@ -13,10 +13,12 @@ export {
   type TaskStatus as RemoteTaskStatus,
   type TerminalTaskStatus,
 } from '../client/index.js';
-export { HandleStore, type StoredHandle } from '../client/index.js';
+export { HandleStore, type HandleStoreOptions, type StoredHandle, type StoredSession } from '../client/index.js';
 export type { CallMode, DialectName, DialectPreference } from '../client/index.js';
+// The three wire generations of tasks, as a dialect preference names them.
+export { TASK_GENERATIONS, type TaskGeneration } from '../protocol/index.js';
 export { DEFAULT_POLL_POLICY, type PollPolicy } from '../client/index.js';
-export type { HttpTarget, StdioTarget, TaskTarget } from '../client/index.js';
+export type { HttpTarget, StdioTarget, TargetDescriptor, TaskTarget } from '../client/index.js';
 export type {
   ElicitationHandler,
   ElicitationParams,

@@ -41,14 +41,27 @@ export type {
 export { ANY_OWNER, type OwnerScope } from '../engine/index.js';
 export { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../engine/index.js';
 export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
-// Optional store capabilities: a task's timeline, reads across owners for operators.
+// Optional store capabilities: a task's timeline, reads across owners for operators, each task's event log, webhook
+// subscriptions and their delivery outbox.
 export type { TaskTimelineStore, TimelineEntry, TimelineKind } from '../engine/index.js';
 export type { BrowseFilter, BrowsePosition, TaskBrowseStore } from '../engine/index.js';
+export { eventLogTopic, type EventAppendResult, type LoggedEvent, type NewLoggedEvent } from '../engine/index.js';
+export type { TaskEventLog } from '../engine/index.js';
+export { initialWebhookStatus, type WebhookOutboxStore, type WebhookSubscriptionStatus } from '../engine/index.js';
+export type {
+  OutboxEntry,
+  OutboxRow,
+  OutboxSettlement,
+  StoredWebhookSubscription,
+  WebhookSubscriptionRecord,
+} from '../engine/index.js';
 
 // The executor contract.
 export type {
   EngineHandle,
   Executor,
+  ExecutorLoad,
+  QueueStats,
   RunReservation,
   SubmitContext,
   TaskOutcome,
@@ -73,9 +86,12 @@ export type {
   CreateTaskInput,
   EngineLimits,
   ListResult,
+  ParkOptions,
   TaskEngineOptions,
   TaskLifecycleEvent,
 } from '../engine/index.js';
+// A task's events as its work emits them, checked and announced.
+export type { EmittedEvent, EventAppendedListener, EventCheck } from '../engine/index.js';
 export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
 // Errors a store or an executor raises (those of mcp-tasks/errors, and the fencing one a store raises); the runtime

@@ -3,5 +3,12 @@
 
 export { queueExecutor, type QueueExecutorSettings } from '../server/worker/index.js';
 export { runWorker, type RunWorkerOptions, type WorkerHandle } from '../server/worker/index.js';
+// The settings these take from the queue's executor and worker, and the worker a WorkerHandle holds.
+export type {
+  QueueExecutorOptions,
+  QueueWorker,
+  QueueWorkerEngine,
+  QueueWorkerOptions,
+} from '../executors/queue/index.js';
 export { DEFAULT_QUEUE_NAME, type QueueConnection } from '../executors/queue/index.js';
 export { QueueUnavailableError, TaskRunAbortedError } from '../executors/queue/index.js';

@@ -10,7 +10,7 @@ import { HttpPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 
 const SERVER = fileURLToPath(new URL('./fixtures/lazyServer.mjs', import.meta.url));
-const BACKENDS = ['pg', 'ioredis', 'bullmq', 'better-sqlite3', 'prom-client'];
+const BACKENDS = ['pg', 'ioredis', 'bullmq', 'better-sqlite3', 'prom-client', 'hono', '@hono/node-server'];
 
 /**
  * Runs a task server from the built package (imported by its name, as a user would) on `store`, talks MCP to it, and

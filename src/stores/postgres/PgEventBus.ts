@@ -9,7 +9,7 @@ import {
   type TaskEventListener,
 } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
-import type { PgStatements } from './PgStatements.js';
+import { PgStatements } from './PgStatements.js';
 
 const NOTIFY = 'SELECT pg_notify($1, $2)';
 
@@ -18,8 +18,8 @@ export interface PgEventBusOptions {
   pool: pg.Pool;
   listenerConfig: pg.ClientConfig;
   channel: string;
-  /** Publishes as a prepared statement when given. */
-  statements?: PgStatements;
+  /** Publishes as a named (prepared) statement, planned once per connection. Default false. */
+  preparedStatements?: boolean;
   logger?: Pick<EngineLogger, 'warn'>;
   /** Reconnect backoff after the LISTEN connection drops: first retry immediately, then doubling up to the max. */
   reconnectMinMs?: number;
@@ -42,7 +42,11 @@ export class PgEventBus implements TaskEventBus {
   private closed = false;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly options: PgEventBusOptions) {}
+  private readonly statements: PgStatements;
+
+  constructor(private readonly options: PgEventBusOptions) {
+    this.statements = new PgStatements(options.preparedStatements ?? false);
+  }
 
   /** Opens the LISTEN connection; rejects when the first attempt fails (later drops are retried forever). */
   async start(): Promise<void> {
@@ -57,7 +61,7 @@ export class PgEventBus implements TaskEventBus {
 
   async publish(taskId: string, change?: TaskChange): Promise<void> {
     const values = [this.options.channel, encodeTaskEvent(taskId, change)];
-    await this.options.pool.query(this.options.statements?.config(NOTIFY, values) ?? { text: NOTIFY, values });
+    await this.options.pool.query(this.statements.config(NOTIFY, values));
   }
 
   subscribe(taskId: string, listener: TaskEventListener): () => void {

@@ -154,7 +154,7 @@ export class PostgresStore implements TaskStore {
     );
     this.events = new PgEventBus({
       pool: this.pool,
-      statements: this.statements,
+      preparedStatements: options.preparedStatements ?? true,
       listenerConfig: { application_name: 'mcp-tasks-events', ...listenerConfig },
       channel: this.channel,
       ...(options.logger && { logger: options.logger }),
