@@ -389,3 +389,15 @@ describe('webhook delivery', () => {
     expect(receiver.deliveries()).toEqual([]);
   });
 });
+
+// spec V105
+it('rate-limits verification POSTs per destination host', async () => {
+  const webhooks = deliveries({ verificationsPerHostPerMinute: 2 });
+  receiver.echo = 'wrong';
+  for (let i = 0; i < 2; i++)
+    expect((await refusal(webhooks.subscribe(input({ owner: `p${i}` })))).kind).toBe('callback_endpoint_error');
+  const error = await refusal(webhooks.subscribe(input({ owner: 'p3' })));
+  expect(error.kind).toBe('resource_exhausted');
+  expect(error.data).toEqual({ limit: 'webhookVerifications', max: 2 });
+  expect(receiver.received).toHaveLength(2);
+});

@@ -5,6 +5,7 @@ import { CallbackPolicy } from './CallbackPolicy.js';
 import { deliveryStatusOf, reactivated } from './deliveryHealth.js';
 import { grantTtl } from './grantTtl.js';
 import { resolvesPublicly } from './postWebhook.js';
+import { VerificationBudget } from './VerificationBudget.js';
 import { verifyEndpoint } from './verifyEndpoint.js';
 import type {
   TerminationError,
@@ -48,12 +49,14 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
   private readonly store: WebhookOutboxStore;
   private readonly sender: WebhookSender;
   private readonly now: () => number;
+  private readonly verifications: VerificationBudget;
 
   constructor(options: OutboxWebhookDeliveriesOptions) {
     this.store = options.store;
     this.policy = options.policy ?? new CallbackPolicy();
     this.limits = { ...DEFAULT_WEBHOOK_LIMITS, ...options.limits };
     this.now = options.now ?? Date.now;
+    this.verifications = new VerificationBudget(this.limits.verificationsPerHostPerMinute);
     this.sender = new WebhookSender({
       store: this.store,
       policy: this.policy,
@@ -84,6 +87,13 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
       this.policy.isTrusted(url.href) || owned.some((s) => s.record.url === url.href && s.record.verified);
     if (!verified) {
       if (!existing && owned.length >= this.limits.subscriptionsPerOwner) throw this.tooMany();
+      if (!this.verifications.take(url.hostname, now)) {
+        const max = this.limits.verificationsPerHostPerMinute;
+        throw new WebhookError('resource_exhausted', `At most ${max} endpoint verifications per host a minute`, {
+          limit: 'webhookVerifications',
+          max,
+        });
+      }
       const failure = await verifyEndpoint(url, key, id, open, this.limits.timeoutMs); // spec V100, V101
       if (failure)
         throw new WebhookError('callback_endpoint_error', `The endpoint failed verification: ${failure}`, {

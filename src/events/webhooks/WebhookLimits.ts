@@ -29,6 +29,8 @@ export interface WebhookLimits {
   pollMs: number;
   /** The largest body sent (spec V90); a larger event is skipped and a `gap` envelope queued instead. */
   maxBodyBytes: number;
+  /** Verification POSTs per destination host per minute, from one process (spec V105); past it `-32013`. */
+  verificationsPerHostPerMinute: number;
   /** How long the replaced secret still signs after a refresh rotates it (spec V72). */
   secretGraceMs: number;
   /** Suspension (spec V93): over a rolling window, at least this many attempts ... */
@@ -53,6 +55,7 @@ export const DEFAULT_WEBHOOK_LIMITS: Readonly<WebhookLimits> = Object.freeze({
   concurrency: 16,
   pollMs: 250,
   maxBodyBytes: 256 * 1024,
+  verificationsPerHostPerMinute: 10,
   secretGraceMs: 5 * 60_000,
   suspendAfterAttempts: 100,
   suspendFailureRatio: 0.95,
