@@ -66,7 +66,13 @@ function allowed(from: string, to: string): boolean {
       // The step API for tool handlers: over the engine's journal, below the server that wires it in.
       return to === 'engine';
     case 'server':
-      return ['engine', 'rpc', 'dialects', 'stores', 'executors', 'workflow', 'console'].includes(toTop as string);
+      return ['engine', 'rpc', 'dialects', 'stores', 'executors', 'workflow', 'console', 'events'].includes(
+        toTop as string,
+      );
+    case 'events':
+      // The Events extension: one more claimer in the server's dialect list (the dialects' contract), serving each
+      // task's event log from the engine; below the server that wires it in.
+      return to === 'engine' || to === 'rpc' || to === 'dialects';
     case 'client':
       return to === 'rpc';
     case 'proxy':

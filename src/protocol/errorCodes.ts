@@ -18,4 +18,16 @@ export const ErrorCodes = {
   MISSING_REQUIRED_CLIENT_CAPABILITY: -32021,
   /** What early drafts of the tasks extension answered instead of -32021 (TASKS-SPEC A11). */
   DRAFT_MISSING_CAPABILITY: -32003,
+  // The Events extension's codes (EVENTS-SPEC §9, spec V114): the drafts' -32011…-32015. SEP-3415 would renumber them
+  // -32023…-32027; that is an edit of these five lines.
+  /** Unknown event type, unknown webhook subscription, removed type; `data.kind` says which. */
+  EVENTS_NOT_FOUND: -32011,
+  /** The principal may not subscribe (or none is authenticated, for webhooks). */
+  EVENTS_FORBIDDEN: -32012,
+  /** A server limit or quota; `data.limit` names it, `data.max` its bound. */
+  EVENTS_RESOURCE_EXHAUSTED: -32013,
+  /** A delivery mode the type does not offer (`data.feature: "deliveryMode"`), or a schema changed in place. */
+  EVENTS_UNSUPPORTED: -32014,
+  /** A webhook endpoint failed verification or could not be reached; `data.reason` is the category. */
+  EVENTS_CALLBACK_ENDPOINT_ERROR: -32015,
 } as const;

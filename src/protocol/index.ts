@@ -1,6 +1,7 @@
 // The wire of the three task generations, shared by the server dialects and the client codecs.
 export * from './core20251125.js';
 export * from './errorCodes.js';
+export * from './events.js';
 export * from './ext2026.js';
 export * from './generations.js';
 export * from './progressMeta.js';

@@ -10,6 +10,7 @@ import type {
   TaskWork,
 } from '../engine/index.js';
 import type { ToolTaskPolicy } from '../dialects/index.js';
+import type { EventsOptions } from '../events/index.js';
 import type { TaskWorkHooks } from './work/createTaskWork.js';
 import type { HeldCallLimits } from './fronts/HeldCalls.js';
 import type { RateLimit } from './limits/RateLimiter.js';
@@ -76,5 +77,10 @@ export interface McpTasksOptions {
   fallbackAfterMs?: number;
   /** Quotas on task traffic per client (see RateLimit and docs/limits.md); `false` disables them. */
   rateLimit?: RateLimit | false;
+  /**
+   * Serve the Events extension on the 2026-07-28 wire (docs/events.md): the event types tasks emit, poll and push
+   * delivery of each task's event log, webhook delivery when configured. Default off: `events/*` answers -32601.
+   */
+  events?: EventsOptions;
   logger?: EngineLogger;
 }

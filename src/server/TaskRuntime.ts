@@ -8,6 +8,7 @@ import {
 } from '../engine/index.js';
 import { InProcessExecutor } from '../executors/in-process/index.js';
 import { journaledWork } from '../workflow/index.js';
+import { EventsFront } from '../events/index.js';
 import {
   CORE_STATUS_PUSH,
   CoreDialect,
@@ -44,7 +45,10 @@ const silent: EngineLogger = { info() {}, warn() {}, error() {} };
 export class TaskRuntime implements ConnectionHost {
   readonly engine: TaskEngine;
   readonly core = new CoreDialect();
-  readonly ext = new ExtDialect();
+  // spec TS1: a CreateTaskResult names the task's event source when Events are served.
+  readonly ext = new ExtDialect({ eventSourceFor: (record, params) => this.events?.eventSourceFor(record, params) });
+  /** The Events extension (`events/*` on the 2026-07-28 wire), when the `events` option is set. */
+  readonly events: EventsFront | undefined;
   readonly sep: SepDialect;
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
@@ -85,7 +89,16 @@ export class TaskRuntime implements ConnectionHost {
       : undefined;
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
-    this.dialects = [...(this.fallback ? [this.fallback] : []), this.sep, this.core, this.ext, this.heldCalls];
+    this.events = options.events ? new EventsFront(options.events) : undefined;
+    // The Events front claims only `events/*` of the 2026-07-28 wire, which no other dialect takes.
+    this.dialects = [
+      ...(this.fallback ? [this.fallback] : []),
+      this.sep,
+      this.core,
+      this.ext,
+      this.heldCalls,
+      ...(this.events ? [this.events] : []),
+    ];
     this.rate =
       options.rateLimit === false
         ? undefined
@@ -113,6 +126,7 @@ export class TaskRuntime implements ConnectionHost {
         if (event.type === 'created') this.relayProgressOf(event.task);
       },
       ...(options.limits && { limits: options.limits }),
+      ...(this.events && { checkEvent: this.events.catalog.check, statusEvents: true }),
     });
     const hooks: TaskWorkHooks = { onProgress: (task, params) => this.forwardProgress(task, params) };
     // Custom work (e.g. a proxy) runs no local tools, so it needs no step journal.

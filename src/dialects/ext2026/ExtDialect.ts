@@ -23,6 +23,7 @@ import {
   missingTasksExtensionData,
   ResultType,
   TASKS_EXTENSION,
+  type EventSource,
   type ExtTaskMethod,
 } from '../../protocol/index.js';
 import { toDetailedTask, toExtTask } from './extWire.js';
@@ -60,6 +61,13 @@ function missingCapability(): DialectAnswer {
  * whether a `tools/call` becomes a task; results are inlined in `tasks/get`; input is answered with `tasks/update`.
  */
 export class ExtDialect implements ServerDialect {
+  constructor(
+    private readonly options: {
+      /** The task's event source for its CreateTaskResult (Task Event Sources), when Events are served. */
+      eventSourceFor?: (record: TaskRecord, params: Record<string, unknown>) => EventSource | undefined;
+    } = {},
+  ) {}
+
   /**
    * 2026-07-28 requests: the extension's methods and server-directed task creation. `tasks/result` and `tasks/list`
    * do not exist on this wire; they reach the SDK server, which answers -32601.
@@ -140,8 +148,10 @@ export class ExtDialect implements ServerDialect {
       if (early) return early;
     }
     ctx.onTaskCreated(record);
+    // spec TS1 TS2: the task's event source, for a request that declared Events.
+    const eventSource = this.options.eventSourceFor?.(record, params);
     // spec E3 E4: the flat CreateTaskResult, answered once the task is durable.
-    return { result: { ...toExtTask(record), resultType: ResultType.task } };
+    return { result: { ...toExtTask(record), resultType: ResultType.task, ...(eventSource && { eventSource }) } };
   }
 
   /**

@@ -1,0 +1,151 @@
+import * as z from 'zod';
+
+import { TASK_STATUS_EVENT, TaskEventRejectedError } from '../engine/index.js';
+import { ErrorCodes, RpcError } from '../rpc/index.js';
+import type { DeliveryMode, EventDescriptor } from '../protocol/index.js';
+
+/** An event type a server author registers: what a task's work may emit with `step.emit` or `emitTaskEvent`. */
+export interface EventTypeOptions {
+  /** Unique; vendor-prefixed (`com.example.stage_result`): unprefixed names are reserved for MCP (spec TE3). */
+  name: string;
+  /** When it fires (spec V10). */
+  description: string;
+  /** JSON Schema of the event's `data` (an object schema); every emit is checked against it (spec V21). */
+  payloadSchema: Record<string, unknown>;
+  /**
+   * Tools whose tasks emit this type: their CreateTaskResult on the 2026 extension names it as the task's
+   * `eventSource` when the requestor declared Events (spec TS1, TS6). A tool takes the first type naming it.
+   */
+  tools?: readonly string[];
+  _meta?: Record<string, unknown>;
+}
+
+/** The subscription arguments of every task-backed type: the task (spec TS2, TS3). */
+export const TASK_SCOPED_INPUT_SCHEMA = {
+  type: 'object',
+  properties: { taskId: { type: 'string', description: 'The task whose events to deliver' } },
+  required: ['taskId'],
+  additionalProperties: false,
+} as const;
+
+const STATUS_PAYLOAD_SCHEMA = {
+  type: 'object',
+  properties: {
+    taskId: { type: 'string' },
+    status: { type: 'string', enum: ['working', 'input_required', 'completed', 'failed', 'cancelled'] },
+    statusMessage: { type: 'string' },
+  },
+  required: ['taskId', 'status'],
+};
+
+/** The runtime's own type: each status change of a task, so a backend learns of completion without polling. */
+const STATUS_TYPE: EventTypeOptions = {
+  name: TASK_STATUS_EVENT,
+  description: "A task's status changed (working, input_required, or a terminal status: completed, failed, cancelled)",
+  payloadSchema: STATUS_PAYLOAD_SCHEMA,
+};
+
+/** Types listed per `events/list` page (spec V13). */
+export const EVENT_TYPES_PAGE_SIZE = 100;
+
+interface CompiledType {
+  options: EventTypeOptions;
+  payload: z.ZodType;
+}
+
+const taskArguments = z.strictObject({ taskId: z.string().min(1) });
+
+/**
+ * The event types a server offers: the author's, and the runtime's task status type; sorted by name so `events/list`
+ * keeps one order (spec V13, §3 practice). Each payloadSchema is compiled once, at start-up: a schema that cannot be
+ * compiled fails there, not at the first emit.
+ */
+export class EventCatalog {
+  private readonly types = new Map<string, CompiledType>();
+  private readonly sorted: string[];
+
+  constructor(
+    types: readonly EventTypeOptions[],
+    /** The modes every type offers: poll and push always, webhook when webhook delivery is configured. */
+    readonly delivery: readonly DeliveryMode[],
+  ) {
+    for (const options of [...types, STATUS_TYPE]) {
+      if (typeof options.name !== 'string' || options.name.length === 0)
+        throw new TypeError('An event type needs a non-empty name');
+      if (this.types.has(options.name)) throw new TypeError(`Event type ${options.name} is registered twice`);
+      let payload: z.ZodType;
+      try {
+        payload = z.fromJSONSchema(options.payloadSchema as never);
+      } catch (error) {
+        throw new TypeError(`The payloadSchema of event type ${options.name} cannot be used: ${String(error)}`);
+      }
+      this.types.set(options.name, { options, payload });
+    }
+    this.sorted = [...this.types.keys()].sort();
+  }
+
+  has(name: string): boolean {
+    return this.types.has(name);
+  }
+
+  /** The engine's `checkEvent`: a registered type (not the runtime's own) and data its payloadSchema accepts. */
+  readonly check = (type: string, data: Record<string, unknown>): void => {
+    const known = this.types.get(type);
+    if (!known || type === TASK_STATUS_EVENT)
+      throw new TaskEventRejectedError('unknown_type', `Event type ${type} is not registered`);
+    const parsed = known.payload.safeParse(data);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+      throw new TaskEventRejectedError(
+        'invalid_payload',
+        `Event data of ${type} does not match its payloadSchema${where}: ${issue?.message ?? 'invalid'}`,
+      );
+    }
+  };
+
+  /** The descriptor of `name` (spec V10, V11). */
+  descriptor(name: string): EventDescriptor {
+    const { options } = this.types.get(name) as CompiledType;
+    return {
+      name: options.name,
+      description: options.description,
+      delivery: [...this.delivery],
+      inputSchema: { ...TASK_SCOPED_INPUT_SCHEMA },
+      payloadSchema: options.payloadSchema,
+      ...(options._meta && { _meta: options._meta }),
+    };
+  }
+
+  /** One page of descriptors (spec V13): `nextCursor` only when more remain; a cursor not ours is -32602. */
+  page(cursor: unknown): { events: EventDescriptor[]; nextCursor?: string } {
+    let offset = 0;
+    if (cursor !== undefined && cursor !== null) {
+      const decoded = typeof cursor === 'string' ? /^t(\d{1,6})$/.exec(cursor) : null;
+      offset = decoded ? Number(decoded[1]) : -1;
+      if (offset < 0 || offset > this.sorted.length) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid cursor');
+    }
+    const names = this.sorted.slice(offset, offset + EVENT_TYPES_PAGE_SIZE);
+    const next = offset + names.length;
+    return {
+      events: names.map((name) => this.descriptor(name)),
+      ...(next < this.sorted.length && { nextCursor: `t${next}` }),
+    };
+  }
+
+  /** The subscription arguments of a task-backed type: `{ taskId }` and nothing else (spec V40: else -32602). */
+  taskOf(args: Record<string, unknown> | undefined): string {
+    const parsed = taskArguments.safeParse(args ?? {});
+    if (!parsed.success)
+      throw new RpcError(
+        ErrorCodes.INVALID_PARAMS,
+        'Invalid params: arguments must be { taskId: string } (the inputSchema of every task event type)',
+      );
+    return parsed.data.taskId;
+  }
+
+  /** The type a tool's tasks name as their event source: the first registered type listing the tool (spec TS6). */
+  sourceFor(toolName: string): string | undefined {
+    return this.sorted.find((name) => this.types.get(name)?.options.tools?.includes(toolName));
+  }
+}

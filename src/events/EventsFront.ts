@@ -1,0 +1,267 @@
+import type { TaskRecord } from '../engine/index.js';
+import type {
+  Caller,
+  Claim,
+  DialectAnswer,
+  DialectContext,
+  Decoration,
+  ServerDialect,
+  SessionView,
+} from '../dialects/index.js';
+import { ErrorCodes, isObject, paramsOf, RpcError, type JsonRpcRequest } from '../rpc/index.js';
+import {
+  CLIENT_CAPABILITIES_META,
+  EVENTS_EXTENSION,
+  EVENTS_METHODS,
+  EventsMethod,
+  ExtMethod,
+  PollEventsParamsSchema,
+  ResultType,
+  StreamEventsParamsSchema,
+  SubscribeEventsParamsSchema,
+  UnsubscribeEventsParamsSchema,
+  type DeliveryMode,
+  type EventSource,
+  type EventsCapability,
+} from '../protocol/index.js';
+import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
+import { StreamCounts } from './StreamCounts.js';
+import { streamTaskEvents } from './streamTaskEvents.js';
+import { encodeTaskEventCursor } from './taskEventCursor.js';
+import { taskEventOccurrence } from './taskEventOccurrence.js';
+import { taskEndedError, TaskEventSubscription } from './TaskEventSubscription.js';
+import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
+import { webhookRefusal } from './webhookRefusal.js';
+
+/** Serving the Events extension (docs/events.md). */
+export interface EventsOptions {
+  /** The event types tasks' work may emit (besides the runtime's task status type). */
+  types?: readonly EventTypeOptions[];
+  /**
+   * Webhook delivery (`events/subscribe`), when configured: without it types offer poll and push only, and
+   * `events/subscribe` answers -32014 (spec V12).
+   */
+  webhooks?: WebhookDeliveries;
+  /** Concurrent `events/stream`s one caller may hold (spec TS13). Default 100. */
+  maxStreamsPerOwner?: number;
+  /** Concurrent `events/stream`s in this process, every caller together. Default 10,000. */
+  maxStreams?: number;
+  /** Heartbeat interval of a push stream (spec V52). Default 15 s. */
+  heartbeatMs?: number;
+  /** Most events one `events/poll` returns (and the cap of its `maxEvents`, spec V38). Default 100. */
+  maxPollEvents?: number;
+}
+
+const DEFAULTS = {
+  maxStreamsPerOwner: 100,
+  maxStreams: 10_000,
+  heartbeatMs: 15_000,
+  maxPollEvents: 100,
+};
+/** Wakes are hints: a stream re-reads the store at least this often. */
+const RECHECK_MS = 5_000;
+
+const COMPLETE = { resultType: ResultType.complete } as const;
+
+/**
+ * The Events extension `io.modelcontextprotocol/events` on the 2026-07-28 wire, for task-backed event types: one more
+ * claimer in the runtime's dialect list (RequestRouter). It answers `events/*` (poll, push on the request's stream,
+ * webhook through `WebhookDeliveries`), declares the extension in `server/discover`, and names a task's event source
+ * for its CreateTaskResult. Every read is scoped to the caller: another caller's task reads as a missing one.
+ */
+export class EventsFront implements ServerDialect {
+  readonly catalog: EventCatalog;
+  private readonly options: typeof DEFAULTS;
+  private readonly streams: StreamCounts;
+
+  constructor(private readonly eventsOptions: EventsOptions = {}) {
+    const delivery: DeliveryMode[] = eventsOptions.webhooks ? ['poll', 'push', 'webhook'] : ['poll', 'push'];
+    this.catalog = new EventCatalog(eventsOptions.types ?? [], delivery);
+    this.options = {
+      maxStreamsPerOwner: eventsOptions.maxStreamsPerOwner ?? DEFAULTS.maxStreamsPerOwner,
+      maxStreams: eventsOptions.maxStreams ?? DEFAULTS.maxStreams,
+      heartbeatMs: eventsOptions.heartbeatMs ?? DEFAULTS.heartbeatMs,
+      maxPollEvents: eventsOptions.maxPollEvents ?? DEFAULTS.maxPollEvents,
+    };
+    this.streams = new StreamCounts(this.options.maxStreamsPerOwner, this.options.maxStreams);
+  }
+
+  /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */
+  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+    if (!session.modern || !EVENTS_METHODS.includes(request.method)) return undefined;
+    // spec V58: a stream is exempt from the task rate limits; its own bound is the per-caller stream count.
+    return { operation: 'retrieve', plainCall: true, answer: (r, ctx) => this.answer(r, ctx) };
+  }
+
+  /** spec V2 V3: the extension as an object under `capabilities.extensions` of `server/discover`. */
+  decorate(request: JsonRpcRequest, session: SessionView): Decoration | undefined {
+    if (!session.modern || request.method !== ExtMethod.discover) return undefined;
+    const settings: EventsCapability = { listChanged: false }; // spec V4: the catalog is fixed at start-up
+    return (result) => {
+      const capabilities = isObject(result['capabilities']) ? result['capabilities'] : {};
+      const extensions = isObject(capabilities['extensions']) ? capabilities['extensions'] : {};
+      return {
+        ...result,
+        capabilities: { ...capabilities, extensions: { ...extensions, [EVENTS_EXTENSION]: settings } },
+      };
+    };
+  }
+
+  /**
+   * The `eventSource` of a task's CreateTaskResult (Task Event Sources): only when this request's client capabilities
+   * declare Events (spec TS1) and a registered type names the tool (TS6). `initialCursor` is the log's start, where
+   * the task's first event lands, so a late subscriber misses nothing (TS5).
+   */
+  eventSourceFor(record: TaskRecord, params: Record<string, unknown>): EventSource | undefined {
+    const meta = isObject(params['_meta']) ? params['_meta'] : {};
+    const capabilities = isObject(meta[CLIENT_CAPABILITIES_META]) ? meta[CLIENT_CAPABILITIES_META] : {};
+    const extensions = isObject(capabilities['extensions']) ? capabilities['extensions'] : {};
+    if (!isObject(extensions[EVENTS_EXTENSION])) return undefined;
+    const tool = params['name'];
+    const name = typeof tool === 'string' ? this.catalog.sourceFor(tool) : undefined;
+    if (!name) return undefined;
+    return { name, input: { taskId: record.taskId }, initialCursor: encodeTaskEventCursor(record.taskId, 0) };
+  }
+
+  private async answer(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
+    const params = paramsOf(request);
+    if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
+    switch (request.method) {
+      case EventsMethod.list:
+        return { result: { ...this.catalog.page(params['cursor']), ...COMPLETE } };
+      case EventsMethod.poll:
+        return this.poll(params, ctx);
+      case EventsMethod.stream:
+        return this.stream(request, params, ctx);
+      case EventsMethod.subscribe:
+        return this.subscribe(params, ctx);
+      default:
+        return this.unsubscribe(params, ctx.caller);
+    }
+  }
+
+  /** spec §5: one self-contained request per poll (V35, V39); a terminal task's last poll answers its ending (§16.4). */
+  private async poll(params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
+    const parsed = parse(PollEventsParamsSchema, params);
+    const subscription = await TaskEventSubscription.open(ctx.engine, this.catalog, ctx.caller.scope, parsed, 'poll');
+    const max = Math.min(parsed.maxEvents ?? this.options.maxPollEvents, this.options.maxPollEvents);
+    const { events, more } = await subscription.next(max);
+    // §16.4: retained events are served until the cursor reaches the end; then the poll answers the ending.
+    if (events.length === 0 && !more) {
+      const state = await subscription.state(ctx.engine.clock);
+      if (!state || state.ended) {
+        const ended = taskEndedError(subscription.taskId, state?.task);
+        throw new RpcError(ended.code, ended.message, ended.data);
+      }
+    }
+    const task = await ctx.engine.get(ctx.caller.scope, subscription.taskId).catch(() => undefined);
+    return {
+      result: {
+        // spec V36: always an array.
+        events: events.map((event) => taskEventOccurrence(subscription.taskId, event)),
+        cursor: subscription.cursor,
+        truncated: subscription.truncated,
+        hasMore: more,
+        nextPollMs: task?.pollIntervalMs ?? 1000,
+        ...COMPLETE,
+      },
+    };
+  }
+
+  private async stream(
+    request: JsonRpcRequest,
+    params: Record<string, unknown>,
+    ctx: DialectContext,
+  ): Promise<DialectAnswer> {
+    const parsed = parse(StreamEventsParamsSchema, params);
+    // spec V44 V115: every refusal comes before the stream opens.
+    const subscription = await TaskEventSubscription.open(ctx.engine, this.catalog, ctx.caller.scope, parsed, 'push');
+    const release = this.streams.take(ctx.caller.owner);
+    try {
+      return await streamTaskEvents(ctx.engine, subscription, request, ctx, {
+        heartbeatMs: this.options.heartbeatMs,
+        recheckMs: RECHECK_MS,
+      });
+    } finally {
+      release();
+    }
+  }
+
+  /** spec §7: webhook delivery, by the configured WebhookDeliveries; without one the mode is not offered (-32014). */
+  private async subscribe(params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
+    const { caller, engine } = ctx;
+    const parsed = parse(SubscribeEventsParamsSchema, params);
+    const subscription = await TaskEventSubscription.open(engine, this.catalog, caller.scope, parsed, 'webhook');
+    const webhooks = this.eventsOptions.webhooks as WebhookDeliveries;
+    const owner = caller.authenticated ? caller.owner : undefined;
+    const key = { owner, name: parsed.name, arguments: { taskId: subscription.taskId }, url: parsed.delivery.url };
+    const subscribed = await webhookRefusal(() =>
+      webhooks.subscribe({
+        ...key,
+        secret: parsed.delivery.secret,
+        ...(parsed.ttlMs !== undefined && { ttlMs: parsed.ttlMs }),
+        scope: subscription.taskId,
+        cursor: subscription.cursor,
+        truncated: subscription.truncated,
+      }),
+    );
+    if (subscribed.created && owner !== undefined) {
+      // The replay from the cursor goes to this subscription only.
+      const { events } = await subscription.next(engine.limits.eventsPerTask + 1);
+      if (events.length > 0)
+        await webhooks.publishTo(
+          owner,
+          subscribed.id,
+          events.map((event) => ({
+            occurrence: taskEventOccurrence(subscription.taskId, event),
+            owner,
+            scope: subscription.taskId,
+            cursor: encodeTaskEventCursor(subscription.taskId, event.seq + 1),
+          })),
+        );
+    }
+    const { created: _created, ...result } = subscribed;
+    return { result: { ...result, ...COMPLETE } };
+  }
+
+  /** spec V108 V109: by the same key, the principal from auth. */
+  private async unsubscribe(params: Record<string, unknown>, caller: Caller): Promise<DialectAnswer> {
+    const parsed = parse(UnsubscribeEventsParamsSchema, params);
+    if (!this.catalog.has(parsed.name))
+      throw new RpcError(ErrorCodes.EVENTS_NOT_FOUND, `Unknown event type: ${parsed.name}`, { kind: 'event' });
+    const webhooks = this.eventsOptions.webhooks;
+    if (!webhooks)
+      throw new RpcError(ErrorCodes.EVENTS_UNSUPPORTED, `Event type ${parsed.name} does not offer webhook delivery`, {
+        feature: 'deliveryMode',
+        value: 'webhook',
+      });
+    const taskId = this.catalog.taskOf(parsed.arguments);
+    await webhookRefusal(() =>
+      webhooks.unsubscribe({
+        owner: caller.authenticated ? caller.owner : undefined,
+        name: parsed.name,
+        arguments: { taskId },
+        url: parsed.delivery.url,
+      }),
+    );
+    return { result: { ...COMPLETE } };
+  }
+}
+
+/** Params per the wire's schema; anything else is -32602 naming the first problem (spec V40). */
+function parse<T>(
+  schema: {
+    safeParse(
+      value: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } };
+  },
+  params: Record<string, unknown>,
+): T {
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
+  throw new RpcError(ErrorCodes.INVALID_PARAMS, `Invalid params: ${where}${issue?.message ?? 'invalid'}`);
+}

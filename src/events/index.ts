@@ -1,0 +1,8 @@
+// The Events extension's entry for the other layers (server): event types, poll / push / webhook serving from each
+// task's event log.
+export * from './EventCatalog.js';
+export * from './EventsFront.js';
+export * from './taskEventCursor.js';
+export * from './taskEventOccurrence.js';
+export * from './TaskEventSubscription.js';
+export type * from './webhooks/WebhookDeliveries.js';

@@ -1,0 +1,103 @@
+import { eventLogTopic, type TaskEngine } from '../engine/index.js';
+import type { DialectAnswer, DialectContext } from '../dialects/index.js';
+import type { JsonRpcRequest } from '../rpc/index.js';
+import { EventsNotification, ResultType, SUBSCRIPTION_ID_META } from '../protocol/index.js';
+import { cursorAfter, taskEventOccurrence } from './taskEventOccurrence.js';
+import { DRAIN_MS, taskEndedError, type TaskEventSubscription } from './TaskEventSubscription.js';
+
+export interface StreamTiming {
+  /** Between heartbeats (spec V51, V52: at least every 30 s). */
+  heartbeatMs: number;
+  /** The store is re-read this often in case a wake was lost (wakes are hints). */
+  recheckMs: number;
+}
+
+/** Events sent per read while catching up, so a long backlog is paced by the stream's writes. */
+const BATCH = 100;
+
+/**
+ * Serves one `events/stream` (push, EVENTS-SPEC §6) on the request's own SSE stream: `active` first (V45), each event of
+ * the subscription with the cursor after it (V47), heartbeats carrying the cursor (V51–V54), and once the task has
+ * ended, `terminated` then the final result (V49, V56, TS8). Every notification carries the request id as the
+ * subscription id (V46). Wakes on the task's event log topic and its own changes, in any process sharing the store;
+ * a client abort stops delivery at once and sends nothing more (V57).
+ */
+export async function streamTaskEvents(
+  engine: TaskEngine,
+  subscription: TaskEventSubscription,
+  request: JsonRpcRequest,
+  ctx: DialectContext,
+  timing: StreamTiming,
+): Promise<DialectAnswer> {
+  const meta = { [SUBSCRIPTION_ID_META]: request.id };
+  const notify = (method: string, params: Record<string, unknown>) => {
+    const own = params['_meta'] as Record<string, unknown> | undefined;
+    return ctx.outbound.relatedNotification({
+      jsonrpc: '2.0',
+      method,
+      params: { ...params, _meta: { ...own, ...meta } },
+    });
+  };
+  let wake: (() => void) | undefined;
+  let woken = false;
+  const rouse = () => {
+    woken = true;
+    wake?.();
+  };
+  const stops = [
+    engine.store.events.subscribe(eventLogTopic(subscription.taskId), rouse),
+    engine.store.events.subscribe(subscription.taskId, rouse),
+  ];
+  ctx.signal.addEventListener('abort', rouse);
+  try {
+    // spec V45 V50: the first frame; `truncated` when the cursor's events were skipped (maxAgeMs).
+    await notify(EventsNotification.active, { cursor: subscription.cursor, truncated: subscription.truncated });
+    let lastSent = engine.clock.now();
+    for (;;) {
+      woken = false;
+      for (;;) {
+        const { events, more } = await subscription.next(BATCH);
+        for (const event of events) {
+          if (ctx.signal.aborted) return { noResponse: true };
+          await notify(EventsNotification.event, {
+            ...taskEventOccurrence(subscription.taskId, event),
+            cursor: cursorAfter(subscription.taskId, event),
+          });
+          lastSent = engine.clock.now();
+        }
+        if (!more) break;
+      }
+      if (ctx.signal.aborted) return { noResponse: true };
+      const state = await subscription.state(engine.clock);
+      if (!state || state.ended) {
+        // spec V49 TS8: terminated, then the final frame (SEP3415's StreamEventsResult shape).
+        await notify(EventsNotification.terminated, { error: taskEndedError(subscription.taskId, state?.task) });
+        return { result: { resultType: ResultType.complete, _meta: meta } };
+      }
+      const now = engine.clock.now();
+      if (now - lastSent >= timing.heartbeatMs) {
+        // spec V53 V54: a data frame carrying the cursor, never an SSE comment.
+        await notify(EventsNotification.heartbeat, { cursor: subscription.cursor });
+        lastSent = now;
+      }
+      if (woken) continue;
+      const waitMs = Math.min(
+        timing.recheckMs,
+        Math.max(1, timing.heartbeatMs - (now - lastSent)),
+        state.task.status === 'working' || state.task.status === 'input_required' ? Infinity : DRAIN_MS / 4,
+      );
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, waitMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (woken) wake();
+      });
+      wake = undefined;
+    }
+  } finally {
+    for (const stop of stops) stop();
+    ctx.signal.removeEventListener('abort', rouse);
+  }
+}
