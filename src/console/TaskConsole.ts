@@ -10,6 +10,7 @@ import { FailureThrottle } from './FailureThrottle.js';
 import { LiveStreams } from './LiveStreams.js';
 import { readOverview, type Overview, type QueueStats } from './overview.js';
 import { readJsonBody } from './readJsonBody.js';
+import { readOwners, type Owners } from './readOwners.js';
 import { parseTaskQuery, QueryError, readTaskPage } from './TaskQuery.js';
 import { detailOf } from './taskViews.js';
 
@@ -58,6 +59,7 @@ export class TaskConsole {
   private overviewCache: { at: number; value: Promise<Overview> } | undefined;
   private refreshing: Promise<Overview> | undefined;
   private countsCache: { at: number; value: Promise<Partial<Record<TaskStatus, number>>> } | undefined;
+  private ownersCache: { at: number; value: Promise<Owners> } | undefined;
 
   constructor(
     private readonly engine: TaskEngine,
@@ -168,6 +170,7 @@ export class TaskConsole {
     if (request.method === 'GET' && rest === '/api/export')
       return exportTasks(this.browse(), url.searchParams, this.engine.clock.now());
     if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview(OVERVIEW_TTL_MS));
+    if (request.method === 'GET' && rest === '/api/owners') return json(200, await this.owners());
     if (request.method === 'GET' && rest === '/api/stream')
       return this.streams.open(url.searchParams, request.signal, role);
     if (rest === '/api/cancel') {
@@ -220,6 +223,17 @@ export class TaskConsole {
       value.catch(() => (this.countsCache = undefined));
     }
     return this.countsCache.value;
+  }
+
+  /** The owners view, shared by every request for as long as the overview (it reads up to 6,000 tasks). */
+  private owners(): Promise<Owners> {
+    const now = this.engine.clock.now();
+    if (!this.ownersCache || now - this.ownersCache.at > OVERVIEW_TTL_MS) {
+      const value = readOwners(this.browse(), now);
+      this.ownersCache = { at: now, value };
+      value.catch(() => (this.ownersCache = undefined));
+    }
+    return this.ownersCache.value;
   }
 
   /**

@@ -269,6 +269,27 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     expect(axis[4]).toBe('now');
     await page.screenshot({ path: join(IMAGES, 'console-list.png') });
   });
+
+  it("shows each owner's load, and opens an owner's tasks", async () => {
+    const client = await h.client('ext-2026');
+    const handle = await client.callTool('sleepy', { label: 'owner load' });
+    const taskId = await started(h, handle);
+    const owner = (await h.tasks.engine.store.get(taskId))?.owner as string;
+    await page.goto(`${h.consoleUrl}#/`);
+    await page.click('#nav-owners');
+    const row = page.locator(`tr[data-owner="${owner}"]`);
+    await row.waitFor();
+    expect(await row.locator('td').allTextContents()).toEqual([`${owner}copy`, '1', '0', '1', 'tasks']);
+    await page.screenshot({ path: join(IMAGES, 'console-owners.png') });
+    await row.getByRole('link', { name: 'tasks' }).click();
+    await expect
+      .poll(() =>
+        page.locator('tbody tr[data-task]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-task'))),
+      )
+      .toEqual([taskId]);
+    expect(await page.inputValue('input[name="owner"]')).toBe(owner);
+    await handle.cancel();
+  });
 });
 
 /** Work that does not stop when told to: it returns once the test lets it (a proxy's upstream may take as long). */

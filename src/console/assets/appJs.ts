@@ -349,6 +349,7 @@ function drawChart(data) {
 function route() {
   const match = /^#\\/task\\/(.+)$/.exec(location.hash);
   if (match) renderTask(decodeURIComponent(match[1]));
+  else if (location.hash === '#/owners') renderOwners();
   else renderList();
   main.focus({ preventScroll: true });
 }

@@ -4,6 +4,7 @@ import { ANSWER_FORM_JS } from './answerFormJs.js';
 import { APP_JS } from './appJs.js';
 import { CONTENT_VIEW_JS } from './contentViewJs.js';
 import { INDEX_HTML } from './indexHtml.js';
+import { OWNERS_JS } from './ownersJs.js';
 import { TASK_PAGE_JS } from './taskPageJs.js';
 
 /**
@@ -16,6 +17,7 @@ const SCRIPT = [
   CONTENT_VIEW_JS,
   ANSWER_FORM_JS,
   TASK_PAGE_JS,
+  OWNERS_JS,
 ].join('\n');
 
 const ASSETS: Record<string, { body: string; type: string }> = {
