@@ -97,6 +97,21 @@ export function webhookOutboxContract(name: string, harness: EachStoreHarness): 
       const named = await outbox.subscriptionsNamed('io.github.mcp-tasks.task-status');
       expect(named.map((s) => s.record.id).sort()).toEqual(['sub_a', 'sub_b']);
       expect(await outbox.subscriptionsNamed('other')).toEqual([]);
+      // By scope: those of that scope and those without one.
+      await outbox.saveSubscription(record('sub_c', 'carol', { scope: null }), undefined, 10);
+      await outbox.saveSubscription(record('sub_d', 'carol', { scope: 't-2' }), undefined, 10);
+      const ids = async (scope?: string) =>
+        (await outbox.subscriptionsNamed('io.github.mcp-tasks.task-status', scope)).map((s) => s.record.id).sort();
+      expect(await ids('t-1')).toEqual(['sub_a', 'sub_b', 'sub_c']);
+      expect(await ids('t-2')).toEqual(['sub_c', 'sub_d']);
+      expect(await ids('t-3')).toEqual(['sub_c']);
+      // A replace that changes the scope moves it; a deleted one is gone from every index.
+      await outbox.saveSubscription(record('sub_d', 'carol', { scope: 't-3' }), undefined, 10);
+      expect(await ids('t-2')).toEqual(['sub_c']);
+      expect(await ids('t-3')).toEqual(['sub_c', 'sub_d']);
+      await outbox.deleteSubscription('sub_c');
+      expect(await ids('t-3')).toEqual(['sub_d']);
+      expect(await ids()).toEqual(['sub_a', 'sub_b', 'sub_d']);
     });
 
     it('bounds the subscriptions per owner; a replace is never refused', async () => {

@@ -96,7 +96,11 @@ export interface WebhookOutboxStore {
   ): Promise<'created' | 'updated' | 'limit'>;
   getSubscription(id: string): Promise<StoredWebhookSubscription | undefined>;
   subscriptionsOf(owner: string): Promise<StoredWebhookSubscription[]>;
-  subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]>;
+  /**
+   * The subscriptions of an event type; with `scope`, only those that take events of that scope (their own scope is
+   * it, or they have none), found through an index so publishing one task's event does not read every task's.
+   */
+  subscriptionsNamed(name: string, scope?: string): Promise<StoredWebhookSubscription[]>;
   setStatus(id: string, status: WebhookSubscriptionStatus): Promise<void>;
   /** Moves the watermark to `seq` unless it is there or beyond already. */
   advanceWatermark(id: string, seq: number, cursor: string | null): Promise<void>;

@@ -155,7 +155,7 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
 
   async publish(event: WebhookEvent): Promise<number> {
     const now = this.now();
-    const subs = await this.store.subscriptionsNamed(event.occurrence.name);
+    const subs = await this.store.subscriptionsNamed(event.occurrence.name, event.scope ?? undefined);
     let queued = 0;
     for (const sub of subs) {
       if (!this.receives(sub, event, now)) continue;
@@ -193,7 +193,7 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     const subs =
       'id' in which
         ? [await this.store.getSubscription(which.id)].filter((s): s is StoredWebhookSubscription => s !== undefined)
-        : (await this.store.subscriptionsNamed(which.name)).filter(
+        : (await this.store.subscriptionsNamed(which.name, which.scope)).filter(
             (s) => which.scope === undefined || s.record.scope === which.scope,
           );
     let ended = 0;

@@ -52,8 +52,13 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
     return [...this.subscriptions.values()].filter((sub) => sub.record.owner === owner).map(copy);
   }
 
-  async subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]> {
-    return [...this.subscriptions.values()].filter((sub) => sub.record.name === name).map(copy);
+  async subscriptionsNamed(name: string, scope?: string): Promise<StoredWebhookSubscription[]> {
+    return [...this.subscriptions.values()]
+      .filter(
+        (sub) =>
+          sub.record.name === name && (scope === undefined || sub.record.scope === null || sub.record.scope === scope),
+      )
+      .map(copy);
   }
 
   async setStatus(id: string, status: WebhookSubscriptionStatus): Promise<void> {

@@ -88,6 +88,7 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
          id TEXT COLLATE "C" PRIMARY KEY,
          owner TEXT COLLATE "C" NOT NULL,
          name TEXT COLLATE "C" NOT NULL,
+         scope TEXT COLLATE "C",
          expires_at BIGINT,
          record JSONB NOT NULL,
          status JSONB NOT NULL,
@@ -95,7 +96,7 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
          watermark_cursor TEXT
        );
        CREATE INDEX IF NOT EXISTS ${index('subscriptions_owner')} ON ${this.subs} (owner);
-       CREATE INDEX IF NOT EXISTS ${index('subscriptions_name')} ON ${this.subs} (name);
+       CREATE INDEX IF NOT EXISTS ${index('subscriptions_name')} ON ${this.subs} (name, scope);
        CREATE INDEX IF NOT EXISTS ${index('subscriptions_expiry')} ON ${this.subs} (expires_at)
          WHERE expires_at IS NOT NULL;
        CREATE TABLE IF NOT EXISTS ${this.outbox} (
@@ -127,9 +128,9 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
     maxPerOwner: number,
   ): Promise<'created' | 'updated' | 'limit'> {
     return this.transaction(`owner:${record.owner}`, async (client) => {
-      const values = [record.id, record.owner, record.name, record.expiresAt, JSON.stringify(record)];
+      const values = [record.id, record.owner, record.name, record.scope, record.expiresAt, JSON.stringify(record)];
       const updated = await client.query(
-        `UPDATE ${this.subs} SET owner = $2, name = $3, expires_at = $4, record = $5::jsonb${status ? ', status = $6::jsonb' : ''}
+        `UPDATE ${this.subs} SET owner = $2, name = $3, scope = $4, expires_at = $5, record = $6::jsonb${status ? ', status = $7::jsonb' : ''}
          WHERE id = $1`,
         status ? [...values, JSON.stringify(status)] : values,
       );
@@ -139,7 +140,8 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
       ]);
       if (Number(rows[0]?.n ?? 0) >= maxPerOwner) return 'limit';
       await client.query(
-        `INSERT INTO ${this.subs} (id, owner, name, expires_at, record, status) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)`,
+        `INSERT INTO ${this.subs} (id, owner, name, scope, expires_at, record, status)
+         VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb)`,
         [...values, JSON.stringify(status ?? initialWebhookStatus(record.createdAt))],
       );
       return 'created';
@@ -156,8 +158,15 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
     return rows.map(subscriptionOf);
   }
 
-  async subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]> {
-    const { rows } = await this.pool.query<SubRow>(`${this.selectSubs()} WHERE name = $1 ORDER BY id`, [name]);
+  async subscriptionsNamed(name: string, scope?: string): Promise<StoredWebhookSubscription[]> {
+    const { rows } =
+      scope === undefined
+        ? await this.pool.query<SubRow>(`${this.selectSubs()} WHERE name = $1 ORDER BY id`, [name])
+        : await this.pool.query<SubRow>(
+            `${this.selectSubs()} WHERE name = $1 AND scope IS NULL
+             UNION ALL ${this.selectSubs()} WHERE name = $1 AND scope = $2`,
+            [name, scope],
+          );
     return rows.map(subscriptionOf);
   }
 

@@ -15,6 +15,7 @@ import {
  * Keys under the store's prefix P:
  *   P wh:s:<id>     hash: record, status (JSON), owner, name, ws/wc (watermark seq and cursor)
  *   P wh:o:<owner>  set of the owner's subscription ids;  P wh:n:<name>  set of a type's subscription ids
+ *   P wh:ns:<len>:<name>:<scope>  those of them with that scope;  P wh:nu:<name>  those without one
  *   P wh:exp        zset of subscriptions with an expiry, by expiresAt
  *   P wh:seq        the row counter
  *   P wh:r:<seq>    hash: s (subscription), e (the entry's fixed part, JSON), k (kind), c (cursor), d (dueAt),
@@ -30,9 +31,16 @@ local P = ARGV[1]
 local function sub(id) return P .. 'wh:s:' .. id end
 local function row(seq) return P .. 'wh:r:' .. seq end
 local function member(seq) return string.format('%016d', tonumber(seq)) end
+local function scoped(name, scope)
+  if scope == '' then return P .. 'wh:nu:' .. name end
+  return P .. 'wh:ns:' .. string.len(name) .. ':' .. name .. ':' .. scope
+end
 `;
 
-/** ARGV: P, id, owner, name, expiresAt ('' none), record, status ('' keep), maxPerOwner, initial status. */
+/**
+ * ARGV: P, id, owner, name, expiresAt ('' none), record, status ('' keep), maxPerOwner, initial status, scope ('' none;
+ * a scope is a task id, never empty).
+ */
 const SAVE = `${KEYS_OF}
 local id, owner, name, expires = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local key = sub(id)
@@ -43,11 +51,13 @@ if created then
 else
   redis.call('SREM', P .. 'wh:o:' .. redis.call('HGET', key, 'owner'), id)
   redis.call('SREM', P .. 'wh:n:' .. redis.call('HGET', key, 'name'), id)
+  redis.call('SREM', scoped(redis.call('HGET', key, 'name'), redis.call('HGET', key, 'scope') or ''), id)
 end
-redis.call('HSET', key, 'record', ARGV[6], 'owner', owner, 'name', name)
+redis.call('HSET', key, 'record', ARGV[6], 'owner', owner, 'name', name, 'scope', ARGV[10])
 if ARGV[7] ~= '' then redis.call('HSET', key, 'status', ARGV[7]) end
 redis.call('SADD', P .. 'wh:o:' .. owner, id)
 redis.call('SADD', P .. 'wh:n:' .. name, id)
+redis.call('SADD', scoped(name, ARGV[10]), id)
 if expires == '' then redis.call('ZREM', P .. 'wh:exp', id) else redis.call('ZADD', P .. 'wh:exp', expires, id) end
 if created then return 'created' end
 return 'updated'`;
@@ -74,6 +84,7 @@ local key = sub(id)
 if redis.call('EXISTS', key) == 0 then return 0 end
 redis.call('SREM', P .. 'wh:o:' .. redis.call('HGET', key, 'owner'), id)
 redis.call('SREM', P .. 'wh:n:' .. redis.call('HGET', key, 'name'), id)
+redis.call('SREM', scoped(redis.call('HGET', key, 'name'), redis.call('HGET', key, 'scope') or ''), id)
 redis.call('ZREM', P .. 'wh:exp', id)
 redis.call('DEL', key, P .. 'wh:ev:' .. id, P .. 'wh:gap:' .. id)
 for _, seq in ipairs(redis.call('ZRANGE', P .. 'wh:rs:' .. id, 0, -1)) do
@@ -197,6 +208,7 @@ export class RedisWebhookOutbox implements WebhookOutboxStore {
       status ? JSON.stringify(status) : '',
       maxPerOwner,
       JSON.stringify(initialWebhookStatus(record.createdAt)),
+      record.scope ?? '',
     )) as 'created' | 'updated' | 'limit';
   }
 
@@ -208,8 +220,14 @@ export class RedisWebhookOutbox implements WebhookOutboxStore {
     return this.subscriptions((await this.redis.smembers(`${this.prefix}wh:o:${owner}`)).sort());
   }
 
-  async subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]> {
-    return this.subscriptions((await this.redis.smembers(`${this.prefix}wh:n:${name}`)).sort());
+  async subscriptionsNamed(name: string, scope?: string): Promise<StoredWebhookSubscription[]> {
+    if (scope === undefined)
+      return this.subscriptions((await this.redis.smembers(`${this.prefix}wh:n:${name}`)).sort());
+    const ids = await this.redis.sunion(
+      `${this.prefix}wh:nu:${name}`,
+      `${this.prefix}wh:ns:${name.length}:${name}:${scope}`,
+    );
+    return this.subscriptions(ids.sort());
   }
 
   async setStatus(id: string, status: WebhookSubscriptionStatus): Promise<void> {

@@ -19,6 +19,7 @@ const SCHEMA = `
     id TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     name TEXT NOT NULL,
+    scope TEXT,
     expires_at INTEGER,
     record TEXT NOT NULL,
     status TEXT NOT NULL,
@@ -26,7 +27,7 @@ const SCHEMA = `
     watermark_cursor TEXT
   );
   CREATE INDEX IF NOT EXISTS mcp_tasks_webhook_subscriptions_owner ON mcp_tasks_webhook_subscriptions (owner);
-  CREATE INDEX IF NOT EXISTS mcp_tasks_webhook_subscriptions_name ON mcp_tasks_webhook_subscriptions (name);
+  CREATE INDEX IF NOT EXISTS mcp_tasks_webhook_subscriptions_name ON mcp_tasks_webhook_subscriptions (name, scope);
   CREATE INDEX IF NOT EXISTS mcp_tasks_webhook_subscriptions_expiry ON mcp_tasks_webhook_subscriptions (expires_at)
     WHERE expires_at IS NOT NULL;
   CREATE TABLE IF NOT EXISTS mcp_tasks_webhook_outbox (
@@ -115,7 +116,7 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
   ): Promise<'created' | 'updated' | 'limit'> {
     const s = this.stmts();
     return this.commits.run(() => {
-      const values = [record.owner, record.name, record.expiresAt, JSON.stringify(record)] as const;
+      const values = [record.owner, record.name, record.scope, record.expiresAt, JSON.stringify(record)] as const;
       if (s.exists.get(record.id) !== undefined) {
         s.updateRecord.run(...values, record.id);
         if (status) s.setStatus.run(JSON.stringify(status), record.id);
@@ -136,8 +137,10 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     return (this.stmts().ofOwner.all(owner) as SubRow[]).map(subscriptionOf);
   }
 
-  async subscriptionsNamed(name: string): Promise<StoredWebhookSubscription[]> {
-    return (this.stmts().named.all(name) as SubRow[]).map(subscriptionOf);
+  async subscriptionsNamed(name: string, scope?: string): Promise<StoredWebhookSubscription[]> {
+    const s = this.stmts();
+    const rows = scope === undefined ? s.named.all(name) : s.namedScoped.all(name, name, scope);
+    return (rows as SubRow[]).map(subscriptionOf);
   }
 
   async setStatus(id: string, status: WebhookSubscriptionStatus): Promise<void> {
@@ -232,8 +235,12 @@ function prepare(db: Database.Database) {
   return {
     exists: db.prepare(`SELECT 1 FROM ${subs} WHERE id = ?`).pluck(),
     countOwner: db.prepare(`SELECT count(*) FROM ${subs} WHERE owner = ?`).pluck(),
-    insert: db.prepare(`INSERT INTO ${subs} (id, owner, name, expires_at, record, status) VALUES (?, ?, ?, ?, ?, ?)`),
-    updateRecord: db.prepare(`UPDATE ${subs} SET owner = ?, name = ?, expires_at = ?, record = ? WHERE id = ?`),
+    insert: db.prepare(
+      `INSERT INTO ${subs} (id, owner, name, scope, expires_at, record, status) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    updateRecord: db.prepare(
+      `UPDATE ${subs} SET owner = ?, name = ?, scope = ?, expires_at = ?, record = ? WHERE id = ?`,
+    ),
     setStatus: db.prepare(`UPDATE ${subs} SET status = ? WHERE id = ?`),
     advance: db.prepare(
       `UPDATE ${subs} SET watermark_seq = ?, watermark_cursor = ? WHERE id = ? AND (watermark_seq IS NULL OR watermark_seq < ?)`,
@@ -241,6 +248,10 @@ function prepare(db: Database.Database) {
     get: db.prepare(`SELECT ${subColumns} FROM ${subs} WHERE id = ?`),
     ofOwner: db.prepare(`SELECT ${subColumns} FROM ${subs} WHERE owner = ? ORDER BY id`),
     named: db.prepare(`SELECT ${subColumns} FROM ${subs} WHERE name = ? ORDER BY id`),
+    namedScoped: db.prepare(
+      `SELECT ${subColumns} FROM ${subs} WHERE name = ? AND scope IS NULL
+       UNION ALL SELECT ${subColumns} FROM ${subs} WHERE name = ? AND scope = ?`,
+    ),
     deleteSub: db.prepare(`DELETE FROM ${subs} WHERE id = ?`),
     deleteSubRows: db.prepare(`DELETE FROM ${outbox} WHERE subscription_id = ? AND kind <> 'terminated'`),
     waitingGap: db
