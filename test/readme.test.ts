@@ -94,6 +94,13 @@ function anchorsOf(markdown: string): Set<string> {
   return new Set([...outside.matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) => slug(heading as string)));
 }
 
+describe('the map', () => {
+  it('links every document of docs/ from the README', () => {
+    const docs = readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md'));
+    expect(docs.filter((name) => !readme.includes(`](docs/${name}`))).toEqual([]);
+  });
+});
+
 describe('the links of README.md, CONTRIBUTING.md and docs/', () => {
   const documents = [
     'README.md',
