@@ -5,7 +5,7 @@ import type { TaskAccess } from './TaskAccess.js';
 /** Ids held at once; past it the oldest is given up (logged): an outage that long refuses creations anyway. */
 const MAX_HELD = 10_000;
 /** How often the store is asked again, and for how long, before an id is given up (logged). */
-const INTERVAL_MS = 1000;
+const INTERVAL_MS = 250;
 const GIVE_UP_MS = 10 * 60_000;
 
 /**
