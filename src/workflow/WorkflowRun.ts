@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 import {
   StaleLeaseError,
@@ -39,15 +39,18 @@ export class WorkflowSuspended extends Error {
 /** Task meta key of the question keys of a parked run: task input key → step name. */
 const INPUTS_META = 'workflowInputs';
 
-const runs = new Map<string, WorkflowRun>();
+/**
+ * The run whose work is executing. The tool's handler is called by the SDK server inside the internal call this run's
+ * work makes (no socket, no queue between them), so it runs in the async context `within` opened; the SDK's handler
+ * context has no slot to carry the run itself, and a token in the request's `_meta` would need a registry of runs.
+ */
+const executing = new AsyncLocalStorage<WorkflowRun>();
 
 /**
- * One run of a workflow task in this process: its journal (opened on the first step), and how it stopped. The tool's
- * handler finds it through an unguessable token in the internal request's `_meta`.
+ * One run of a workflow task in this process: its journal (opened on the first step), and how it stopped. Its work
+ * runs `within` it (journaledWork), where the tool's handler finds it (`WorkflowRun.current()`).
  */
 export class WorkflowRun {
-  // 122 random bits from the CSPRNG; randomUUID draws from a buffer, where randomBytes pays a call per run.
-  readonly token = randomUUID();
   suspension: Suspension | undefined;
   /** A newer run took the task over: this one stops without writing anything more. */
   superseded = false;
@@ -58,12 +61,16 @@ export class WorkflowRun {
     readonly context: TaskWorkContext,
     /** Most journal rows the task may hold (`MAX_STEPS_PER_TASK`). */
     readonly maxSteps: number,
-  ) {
-    runs.set(this.token, this);
+  ) {}
+
+  /** The run whose work called the current tool handler; undefined for a call that is not a task run. */
+  static current(): WorkflowRun | undefined {
+    return executing.getStore();
   }
 
-  static find(token: unknown): WorkflowRun | undefined {
-    return typeof token === 'string' ? runs.get(token) : undefined;
+  /** Runs `work` as this run's: every tool handler it calls finds this run. */
+  within<T>(work: () => Promise<T>): Promise<T> {
+    return executing.run(this, work);
   }
 
   get taskId(): string {
@@ -114,10 +121,6 @@ export class WorkflowRun {
     } catch (error) {
       if (!(error instanceof StaleLeaseError)) throw error;
     }
-  }
-
-  close(): void {
-    runs.delete(this.token);
   }
 
   /** Registers the offer `key` on the task record (once; the journal row is written first). */

@@ -1,7 +1,9 @@
-import { WORKFLOW_RUN_META } from './journaledWork.js';
 import { WorkflowRun } from './WorkflowRun.js';
 
-/** The part of a tool handler's context (the SDK's `ServerContext`) that finds the task run it belongs to. */
+/**
+ * A tool handler's context (the SDK's `ServerContext`). The task run is the one whose work called the handler
+ * (`WorkflowRun.current()`); the context names the call being emitted from.
+ */
 export interface TaskEventContext {
   mcpReq: { _meta?: Record<string, unknown> | undefined };
 }
@@ -15,12 +17,12 @@ export interface TaskEventContext {
  * `eventsPerTask`.
  */
 export async function emitTaskEvent(
-  ctx: TaskEventContext,
+  _ctx: TaskEventContext,
   type: string,
   data: Record<string, unknown>,
   options: { key?: string } = {},
 ): Promise<number | undefined> {
-  const run = WorkflowRun.find(ctx.mcpReq._meta?.[WORKFLOW_RUN_META]);
+  const run = WorkflowRun.current();
   if (!run) return undefined;
   return run.emit(type, data, options.key === undefined ? undefined : `tool:${options.key}`);
 }

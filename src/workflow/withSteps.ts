@@ -2,7 +2,6 @@ import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server
 
 import { EphemeralStep } from './EphemeralStep.js';
 import { JournaledStep } from './JournaledStep.js';
-import { WORKFLOW_RUN_META } from './journaledWork.js';
 import type { Step } from './Step.js';
 import { WorkflowRun, WorkflowSuspended } from './WorkflowRun.js';
 
@@ -30,7 +29,7 @@ export function withSteps<Args>(
   options: WorkflowOptions = {},
 ): (args: Args, ctx: ServerContext) => Promise<CallToolResult> {
   return async (args, ctx) => {
-    const run = WorkflowRun.find(ctx.mcpReq._meta?.[WORKFLOW_RUN_META]);
+    const run = WorkflowRun.current();
     const step = run
       ? new JournaledStep(run, options.timeoutMs)
       : new EphemeralStep(ctx.mcpReq.signal, (params, timeout) =>

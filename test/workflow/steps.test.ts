@@ -9,7 +9,6 @@ import { MemoryStore } from '../../src/stores/memory/index.js';
 import { SqliteStore } from '../../src/stores/sqlite/index.js';
 import {
   NonRetryableError,
-  WORKFLOW_RUN_META,
   journaledWork,
   parseDuration,
   withSteps,
@@ -21,8 +20,8 @@ import { tempDir } from '../helpers/tmp.js';
 const request = { method: 'tools/call', params: { name: 'wf', arguments: {} } };
 
 /**
- * The work of a task whose tool is `handler`: called as the internal call would call it, with the request's `_meta`
- * (which carries the run's token) and the run's signal.
+ * The work of a task whose tool is `handler`: called as the internal call would call it, inside the run's work, with
+ * the request's `_meta` and the run's signal.
  */
 function toolWork(handler: WorkflowHandler<Record<string, unknown>>, options: WorkflowOptions = {}): TaskWork {
   const tool = withSteps(handler, options);
@@ -270,7 +269,7 @@ describe('the journaled step API on the engine', () => {
       await expect(step.do('a', () => 3)).rejects.toThrow(/already used/);
       return { content: [{ type: 'text', text: String(a * 21) }] };
     });
-    const ctx = { mcpReq: { _meta: { [WORKFLOW_RUN_META]: 'not-a-run' }, signal: new AbortController().signal } };
+    const ctx = { mcpReq: { _meta: {}, signal: new AbortController().signal } };
     expect(await tool({}, ctx as unknown as ServerContext)).toEqual({ content: [{ type: 'text', text: '42' }] });
     expect(calls).toEqual(['a']);
   });
