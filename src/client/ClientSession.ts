@@ -14,7 +14,7 @@ import {
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 
-import { ErrorCodes, relatedTaskId, TASKS_EXTENSION, isObject } from '../protocol/index.js';
+import { ErrorCodes, EVENTS_EXTENSION, relatedTaskId, TASKS_EXTENSION, isObject } from '../protocol/index.js';
 import { ClientTaskHost } from './ClientTaskHost.js';
 import { Core20251125Dialect } from './dialects/core20251125.js';
 import { Ext2026Dialect } from './dialects/ext2026.js';
@@ -240,6 +240,7 @@ export class ClientSession {
         inputs: this.inputs,
         requestTimeoutMs,
         cancelByStream: this.transport.hasPerRequestStream === true,
+        eventsOffered: () => this.offersEvents(),
       });
     }
     if (preference === 'sep-1686')
@@ -258,6 +259,12 @@ export class ClientSession {
     return { ...this.inputs.capabilities(), ...(tasks !== undefined && { tasks }) };
   }
 
+  /** Whether `server/discover` declared the Events extension (spec V6: no `events/*` to a server that did not). */
+  offersEvents(): boolean {
+    const extensions = (this.capabilities as { extensions?: Record<string, unknown> } | undefined)?.extensions;
+    return isObject(extensions?.[EVENTS_EXTENSION]);
+  }
+
   /** The 2026-07-28 per-request `_meta`; the extension is declared per request (spec §3.2, E1). */
   private envelope(declareTasks: boolean): Record<string, unknown> {
     return {
@@ -265,7 +272,13 @@ export class ClientSession {
       [CLIENT_INFO_META_KEY]: this.options.clientInfo ?? DEFAULT_CLIENT_INFO,
       [CLIENT_CAPABILITIES_META_KEY]: {
         ...this.inputs.capabilities(),
-        ...(declareTasks && { extensions: { [TASKS_EXTENSION]: {} } }),
+        // spec TS1: Events are declared where the server offers them, so a task's result names its event source.
+        ...((declareTasks || this.offersEvents()) && {
+          extensions: {
+            ...(declareTasks && { [TASKS_EXTENSION]: {} }),
+            ...(this.offersEvents() && { [EVENTS_EXTENSION]: {} }),
+          },
+        }),
       },
     };
   }

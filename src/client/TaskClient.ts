@@ -1,7 +1,9 @@
 import type { Client, ServerCapabilities, Tool } from '@modelcontextprotocol/client';
 
+import { EVENTS_EXTENSION, type EventSource } from '../protocol/index.js';
 import { ClientSession } from './ClientSession.js';
 import type { DialectName } from './DialectName.js';
+import type { FollowOptions, TaskEvent } from './EventSourceFollower.js';
 import type { TaskDialect } from './dialects/TaskDialect.js';
 import { HandleRegistry } from './HandleRegistry.js';
 import { HandleStore } from './HandleStore.js';
@@ -127,6 +129,18 @@ export class TaskClient {
     const handle = this.handles.adopt(poll.snapshot, record);
     if (options.follow ?? true) void handle.outcome();
     return handle;
+  }
+
+  /**
+   * Follows an event source kept from an earlier handle (`handle.eventSource`), from a persisted `event.cursor`: how a
+   * host picks a task's intermediate results up again after a restart. Throws TaskNotSupportedError where the server
+   * does not offer Events. Ends when the server ends the subscription (the task ended) or `options.signal` aborts.
+   */
+  followEvents(source: EventSource, options: FollowOptions = {}): AsyncGenerator<TaskEvent, void, undefined> {
+    const dialect = this.open();
+    if (!dialect.events || !this.session.offersEvents())
+      throw new TaskNotSupportedError(EVENTS_EXTENSION, 'The server does not offer the Events extension');
+    return dialect.events(source, options);
   }
 
   /** The task's current state, from one `tasks/get`. */

@@ -1,6 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/client';
 
+import type { EventSource } from '../protocol/index.js';
 import type { DialectName } from './DialectName.js';
+import type { FollowOptions, TaskEvent } from './EventSourceFollower.js';
 import type { CancelAck, InputState, PollResult, StartResult, TaskDialect } from './dialects/TaskDialect.js';
 import { answeredOutcome, cancelledOutcome } from './handleConclusions.js';
 import type { HandleInit } from './HandleInit.js';
@@ -37,6 +39,9 @@ let openHandle: (context: HandleContext, init: HandleInit) => TaskHandle;
 export function openTaskHandle(context: HandleContext, init: HandleInit): TaskHandle {
   return openHandle(context, init);
 }
+
+/** How long event following may go on once the task is seen terminal, for events emitted just before its end (TS9). */
+const EVENT_DRAIN_MS = 3000;
 
 /** How long a pending payload request may take to answer once tasks/get says the task is terminal. */
 const PAYLOAD_GRACE_MS = 3000;
@@ -118,6 +123,27 @@ export class TaskHandle {
 
   get snapshot(): TaskSnapshot {
     return this.feed.snapshot;
+  }
+
+  /** Where the task publishes intermediate results: on the 2026 extension, when the server declared Events. */
+  get eventSource(): EventSource | undefined {
+    return this.started?.kind === 'task' ? this.started.eventSource : undefined;
+  }
+
+  /**
+   * The task's intermediate results as they come (`for await (const event of handle.events())`): push on an
+   * `events/stream`, else polls, from the source's start or `options.cursor` (a persisted `event.cursor`). Status
+   * is still followed through `tasks/get` (spec TS15); the iteration ends when the server ends the subscription at the
+   * task's end, or shortly after this handle saw it end (TS18), and at once without an event source. A refused
+   * subscription ends it without failing the task (TS16).
+   */
+  async *events(options: Omit<FollowOptions, 'signal'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
+    const source = this.eventSource;
+    const dialect = this.context.dialect;
+    if (!source || !dialect.events) return;
+    const stop = new AbortController();
+    void this.settledPromise.catch(() => undefined).then(() => setTimeout(() => stop.abort(), EVENT_DRAIN_MS).unref());
+    yield* dialect.events(source, { ...options, signal: stop.signal });
   }
 
   /** Where the handle is in its life (see `HandlePhase`). */

@@ -9,6 +9,7 @@ export {
   type StoredHandle,
   type StoredSession,
 } from './HandleStore.js';
+export type { FollowOptions, TaskEvent } from './EventSourceFollower.js';
 export type { HandlePhase } from './HandlePhase.js';
 export {
   type ElicitationHandler,

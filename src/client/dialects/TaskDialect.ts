@@ -1,4 +1,6 @@
+import type { EventSource } from '../../protocol/index.js';
 import type { DialectName } from '../DialectName.js';
+import type { FollowOptions, TaskEvent } from '../EventSourceFollower.js';
 import type { RpcErrorObject } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
 import type { TaskSnapshot } from '../TaskSnapshot.js';
@@ -31,6 +33,8 @@ export interface StartedTask {
   created?: Promise<boolean>;
   /** SEP-1686: the original response, which still arrives when the work ends. */
   payload?: Promise<TaskPayload>;
+  /** The extension with Events: where the task's intermediate results are published (Task Event Sources). */
+  eventSource?: EventSource;
 }
 
 /** The request runs, or ran, as a plain call: its answer is the payload. */
@@ -99,6 +103,8 @@ export interface TaskDialect {
   list?(cursor?: string): Promise<TaskPage>;
   /** SEP-1686 only. */
   delete?(taskId: string): Promise<void>;
+  /** The extension with Events only: follows a task's event source. */
+  events?(source: EventSource, options?: FollowOptions): AsyncGenerator<TaskEvent, void, undefined>;
   /** The task a notification is about, if it is a status notification of this dialect. */
   notificationTaskId(method: string, params: Record<string, unknown> | undefined): string | undefined;
 }

@@ -5,12 +5,15 @@ import {
   DetailedTaskSchema,
   EXT_GENERATION,
   ExtMethod,
+  EventSourceSchema,
   ExtTaskSchema,
   InputRequestsSchema,
   ResultType,
   TASKS_EXTENSION,
+  type EventSource,
   type ExtTask,
 } from '../../protocol/index.js';
+import { followEventSource, type FollowOptions, type TaskEvent } from '../EventSourceFollower.js';
 import type { InputRouter } from '../InputRouter.js';
 import type { RawChannel, RawReply } from '../RawChannel.js';
 import {
@@ -52,9 +55,12 @@ export interface Ext2026Context {
   requestTimeoutMs: number;
   /** Streamable HTTP cancels a request by closing its stream on this wire. */
   cancelByStream: boolean;
+  /** Whether `server/discover` declared the Events extension. */
+  eventsOffered(): boolean;
 }
 
-type RoundTrip = { kind: 'task'; snapshot: TaskSnapshot } | { kind: 'payload'; payload: TaskPayload };
+type RoundTrip =
+  { kind: 'task'; snapshot: TaskSnapshot; eventSource?: EventSource } | { kind: 'payload'; payload: TaskPayload };
 
 export function snapshotFromExtTask(task: ExtTask): TaskSnapshot {
   return {
@@ -111,8 +117,21 @@ export class Ext2026Dialect implements TaskDialect {
     }
     const trip = await this.roundTrips(params, true, request.signal);
     return trip.kind === 'task'
-      ? { kind: 'task', snapshot: trip.snapshot }
+      ? { kind: 'task', snapshot: trip.snapshot, ...(trip.eventSource && { eventSource: trip.eventSource }) }
       : { kind: 'call', payload: Promise.resolve(trip.payload) };
+  }
+
+  /** Follows a task's event source (push, else poll), from `options.cursor` or its initialCursor. */
+  events(source: EventSource, options: FollowOptions = {}): AsyncGenerator<TaskEvent, void, undefined> {
+    return followEventSource(
+      {
+        raw: this.context.raw,
+        envelope: () => this.context.envelope(true),
+        cancelByStream: this.context.cancelByStream,
+      },
+      source,
+      options,
+    );
   }
 
   async get(taskId: string): Promise<PollResult> {
@@ -210,7 +229,13 @@ export class Ext2026Dialect implements TaskDialect {
           throw new TaskProtocolError('The server created a task for a request that did not declare the extension');
         const parsed = ExtTaskSchema.safeParse(result);
         if (!parsed.success) throw new TaskProtocolError(`Invalid CreateTaskResult: ${parsed.error.message}`);
-        return { kind: 'task', snapshot: snapshotFromExtTask(parsed.data) };
+        // Task Event Sources: followed only where the server declared Events (spec V6); a malformed one is ignored.
+        const source = EventSourceSchema.safeParse(result['eventSource']);
+        return {
+          kind: 'task',
+          snapshot: snapshotFromExtTask(parsed.data),
+          ...(source.success && this.context.eventsOffered() && { eventSource: source.data }),
+        };
       }
       if (resultType === ResultType.inputRequired) {
         current = await this.answerRound(params, result);
