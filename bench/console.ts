@@ -1,6 +1,6 @@
 /**
  * bench:console — the console's list page and task page with 100,000 tasks stored (SQLite), through its HTTP API.
- * Prints p50/p99 response times per page kind (goal: p99 ≤ 50 ms).
+ * Prints p50/p95/p99 response times per page kind (goal: p99 ≤ 50 ms).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,12 +8,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { serveConsole, TaskConsole } from '../src/console/index.js';
+import { readOwners } from '../src/console/readOwners.js';
 import type { TaskRecord } from '../src/engine/index.js';
 import { SqliteStore } from '../src/stores/sqlite/index.js';
 import { fmt, percentile } from './measure.js';
 
 const TASKS = Number(process.env['BENCH_TASKS'] ?? 100_000);
 const SAMPLES = 300;
+// A console token has at least 16 characters.
+const BENCH_TOKEN = 'bench-console-token';
 const TOOLS = ['index', 'render', 'export', 'sync', 'report'];
 const DIALECTS = ['core-2025-11-25', 'ext-tasks', 'sep-1686'];
 
@@ -71,15 +74,15 @@ await seed.close();
 console.log(`seeded ${fmt(TASKS)} tasks in ${fmt((performance.now() - started) / 1000, 1)} s`);
 
 const store = new SqliteStore({ path });
-const taskConsole = await TaskConsole.overStore(store, { token: 'bench' });
+const taskConsole = await TaskConsole.overStore(store, { token: BENCH_TOKEN });
 const running = await serveConsole(taskConsole, { port: 0 });
-const headers = { authorization: 'Bearer bench' };
+const headers = { authorization: `Bearer ${BENCH_TOKEN}` };
 const origin = new URL(running.url).origin;
 
-async function measure(label: string, url: (i: number) => string): Promise<void> {
-  for (let i = 0; i < 20; i++) await (await fetch(url(i), { headers })).arrayBuffer();
+async function measure(label: string, url: (i: number) => string, samples = SAMPLES): Promise<void> {
+  for (let i = 0; i < Math.min(20, samples); i++) await (await fetch(url(i), { headers })).arrayBuffer();
   const times: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
+  for (let i = 0; i < samples; i++) {
     const start = performance.now();
     const response = await fetch(url(i), { headers });
     await response.arrayBuffer();
@@ -88,7 +91,7 @@ async function measure(label: string, url: (i: number) => string): Promise<void>
   }
   const p99 = percentile(times, 99);
   console.log(
-    `${label.padEnd(44)} p50 ${fmt(percentile(times, 50), 1).padStart(6)} ms  p99 ${fmt(p99, 1).padStart(6)} ms  ${p99 <= 50 ? 'ok' : 'over the 50 ms goal'}`,
+    `${label.padEnd(44)} p50 ${fmt(percentile(times, 50), 1).padStart(6)} ms  p95 ${fmt(percentile(times, 95), 1).padStart(6)} ms  p99 ${fmt(p99, 1).padStart(6)} ms  ${p99 <= 50 ? 'ok' : 'over the 50 ms goal'}`,
   );
 }
 
@@ -100,6 +103,22 @@ await measure('list page, tool + generation (scanned)', () => `${api}/tasks?tool
 await measure('list page, text search (scan budget 1000)', () => `${api}/tasks?q=item-99999x`);
 await measure('task page (record + timeline)', (i) => `${api}/tasks/${ids[(i * 100) % ids.length]}`);
 await measure('overview (chart, last hour)', () => `${api}/overview`);
+await measure('owners view (shared for 5 s)', () => `${api}/owners`);
+await measure(
+  'export, one owner, JSON lines (2,000 tasks)',
+  (i) => `${api}/export?format=jsonl&owner=principal:owner-${i % 50}`,
+  20,
+);
+// The owners view as each 5 s refresh reads it, without the shared copy.
+const owners: number[] = [];
+for (let i = 0; i < 10; i++) {
+  const start = performance.now();
+  await readOwners(store.browse, Date.now());
+  owners.push(performance.now() - start);
+}
+console.log(
+  `${'owners view, read afresh (10 reads)'.padEnd(44)} p50 ${fmt(percentile(owners, 50), 1).padStart(6)} ms  max ${fmt(Math.max(...owners), 1).padStart(6)} ms`,
+);
 await running.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
