@@ -9,6 +9,8 @@ import type { WebhookLimits } from '../../src/events/webhooks/WebhookLimits.js';
 import { verifyWebhook } from '../../src/events/webhooks/verifyWebhook.js';
 import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.js';
 import { MemoryStore } from '../../src/stores/memory/index.js';
+import { SqliteStore } from '../../src/stores/sqlite/index.js';
+import { tempDir } from '../helpers/tmp.js';
 import { webhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
 const TYPE = 'io.github.mcp-tasks.task_status';
@@ -400,4 +402,39 @@ it('rate-limits verification POSTs per destination host', async () => {
   expect(error.kind).toBe('resource_exhausted');
   expect(error.data).toEqual({ limit: 'webhookVerifications', max: 2 });
   expect(receiver.received).toHaveLength(2);
+});
+
+// spec V79, V104, V117: the subscription and its verification survive a restart of the store and the process.
+it('keeps subscriptions and their verification across a restart of a file store', async () => {
+  const path = `${tempDir()}/webhooks.db`;
+  const open = async () => {
+    const store = new SqliteStore({ path });
+    await store.init();
+    await store.webhooks.init();
+    const webhooks = new OutboxWebhookDeliveries({
+      store: store.webhooks,
+      policy: new CallbackPolicy({ allowOrigins: [receiver.origin] }),
+      limits: { pollMs: 20 },
+    });
+    return { store, webhooks };
+  };
+  const before = await open();
+  const secret = generateWebhookSecret();
+  const { id } = await before.webhooks.subscribe(input({ secret, ttlMs: null }));
+  await before.store.close();
+  expect(receiver.received).toHaveLength(1); // the handshake
+
+  const after = await open();
+  running.push(after.webhooks);
+  expect(await after.webhooks.state('alice', id)).toBe('active');
+  expect((await after.webhooks.list('alice'))[0]?.refreshBefore).toBeNull();
+  after.webhooks.start();
+  await after.webhooks.publish(event(0));
+  const [delivery] = await receiver.waitFor(1);
+  expect(verifyWebhook(delivery!.headers, delivery!.body, secret).subscriptionId).toBe(id);
+  // A refresh after the restart needs no second handshake.
+  expect((await after.webhooks.subscribe(input({ secret, ttlMs: null }))).id).toBe(id);
+  expect(receiver.received.filter((r) => r.json['type'] === 'verification')).toHaveLength(1);
+  await after.webhooks.stop();
+  await after.store.close();
 });
