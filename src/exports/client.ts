@@ -13,6 +13,9 @@ export {
   type TaskStatus as RemoteTaskStatus,
   type TerminalTaskStatus,
 } from '../client/index.js';
+// A task's intermediate results (Task Event Sources, docs/events.md): `handle.events()`, `client.followEvents()`.
+export type { FollowOptions, TaskEvent } from '../client/index.js';
+export type { EventSource } from '../protocol/index.js';
 export { HandleStore, type HandleStoreOptions, type StoredHandle, type StoredSession } from '../client/index.js';
 export type { CallMode, DialectName, DialectPreference } from '../client/index.js';
 // The three wire generations of tasks, as a dialect preference names them.

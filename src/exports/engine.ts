@@ -92,6 +92,9 @@ export type {
 } from '../engine/index.js';
 // A task's events as its work emits them, checked and announced.
 export type { EmittedEvent, EventAppendedListener, EventCheck } from '../engine/index.js';
+export { TASK_STATUS_EVENT } from '../engine/index.js';
+// The runtime's `events` option (docs/events.md).
+export type { EventsOptions, EventTypeOptions } from '../events/index.js';
 export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
 // Errors a store or an executor raises (those of mcp-tasks/errors, and the fencing one a store raises); the runtime

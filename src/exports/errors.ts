@@ -8,6 +8,7 @@ export {
   StoreUnavailableError,
   TaskConflictError,
   TaskError,
+  TaskEventRejectedError,
   TaskExpiredError,
   TaskLimitError,
   TaskNotFoundError,

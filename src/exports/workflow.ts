@@ -28,3 +28,5 @@ export {
 } from '../workflow/index.js';
 export { parseDuration, MAX_STEP_RESULT_BYTES, MAX_STEPS_PER_TASK, DEFAULT_RETRIES } from '../workflow/index.js';
 export { MAX_OFFERS_PER_TASK } from '../engine/index.js';
+// Intermediate results from a plain tool handler run as a task (docs/events.md); workflows use `step.emit`.
+export { emitTaskEvent, type TaskEventContext } from '../workflow/index.js';
