@@ -46,7 +46,7 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
       .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout, { logger }), process.stdout));
     return { tasks, close: () => tasks.close() };
   }
-  const http = await serveHttp(tasks, server, {
+  const http = await serveHttp(tasks, {
     port: options.port ?? 3000,
     host: options.host ?? '127.0.0.1',
     metricsPath: '/metrics',

@@ -88,7 +88,7 @@ export function createTaskWork(
  * The task's request with a progress token: the requestor's own (spec R55: kept for the task's life), or one of the
  * runtime's where it sent none. Tools report progress only when their request has a token, and a 2026 requestor sends
  * none (spec E16), so without one the task's progress, and `tasks/get`'s view of it, would stay empty. Progress under
- * the runtime's token is stored on the task, never sent to the requestor (see McpTasks.forwardProgress).
+ * the runtime's token is stored on the task, never sent to the requestor (see TaskRuntime.forwardProgress).
  */
 export function withProgressToken(task: TaskRecord): TaskRequest {
   const { request } = task;
