@@ -94,7 +94,7 @@ export type {
 export type { EmittedEvent, EventAppendedListener, EventCheck } from '../engine/index.js';
 export { TASK_STATUS_EVENT } from '../engine/index.js';
 // The runtime's `events` option (docs/events.md).
-export type { EventsOptions, EventTypeOptions } from '../events/index.js';
+export { EventCatalog, type EventsOptions, type EventTypeOptions } from '../events/index.js';
 export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
 // Errors a store or an executor raises (those of mcp-tasks/errors, and the fencing one a store raises); the runtime
