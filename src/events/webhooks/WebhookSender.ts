@@ -45,7 +45,8 @@ export class WebhookSender {
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
-  private pumping = false;
+  /** The claim round in progress: stop() waits for it, then for the deliveries it started. */
+  private pumping: Promise<void> | undefined;
   private again = false;
   private lastSweep = 0;
   /** Health updates of one subscription, one after another in this process (read, change, write). */
@@ -63,6 +64,7 @@ export class WebhookSender {
     this.running = false;
     clearTimeout(this.timer);
     this.timer = undefined;
+    await this.pumping;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
@@ -75,11 +77,10 @@ export class WebhookSender {
     }
     clearTimeout(this.timer);
     this.timer = undefined;
-    void this.pump();
+    this.pumping = this.pump().finally(() => (this.pumping = undefined));
   }
 
   private async pump(): Promise<void> {
-    this.pumping = true;
     try {
       do {
         this.again = false;
@@ -97,7 +98,6 @@ export class WebhookSender {
     } catch (error) {
       this.options.onError?.(error);
     } finally {
-      this.pumping = false;
       if (this.running) {
         clearTimeout(this.timer);
         this.timer = setTimeout(() => this.wake(), this.options.limits.pollMs);
