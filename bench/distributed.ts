@@ -9,6 +9,10 @@
 // PostgreSQL backends; read from /proc), divided by the tasks completed. The ceiling is the cores' time divided by
 // that: no configuration runs more tasks a second on this machine, whatever its round trips. It assumes the work
 // spreads over every core, which one process's JavaScript does not (the in-process row is bound by its main thread).
+// Raw BullMQ: the same workers count, concurrency, in-flight and Redis moving empty jobs (rawBullmq.ts); each queue
+// row's tasks/s is printed as a ratio of the raw row with as many workers, with the Redis commands a task
+// (INFO commandstats, every client) and, on PostgreSQL, the transactions a task (pg_stat_database) beside the raw
+// queue's commands a job.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +20,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
+import pg from 'pg';
 
 import { TaskEngine, type TaskWork } from '../src/engine/index.js';
 import { InProcessExecutor, QueueExecutor } from '../src/executors/index.js';
@@ -24,6 +29,7 @@ import { SqliteStore } from '../src/stores/index.js';
 import { createFixtureServer } from '../examples/conformance/fixtureTools.js';
 import { fmt, percentile } from './measure.js';
 import { cpuOf, processesNamed } from './processCpu.js';
+import { rawBullmq, redisCommandsServed, type RawFigures } from './rawBullmq.js';
 import { deleteKeys, postgresBackend, redisBackend, startWorker, stopWorker, type Backend } from './queueBench.js';
 
 /** Saturation: tasks kept in flight (below the executors' concurrency, so none waits for a slot). */
@@ -44,7 +50,12 @@ interface Figures {
   endToEnd: number[];
   /** CPU per completed task at saturation, in ms, by process group. */
   cpu: Record<string, number>;
+  /** Per completed task at saturation: Redis commands, PostgreSQL transactions (where the row uses them). */
+  counts: Record<string, number>;
 }
+
+/** Server-side counters read before and after the saturated run (each a running total). */
+type Counters = Record<string, () => Promise<number>>;
 
 /** The process groups whose CPU a configuration counts, each by the ids of its processes. */
 type Processes = Record<string, () => number[]>;
@@ -106,13 +117,30 @@ async function steady(engine: TaskEngine, ms: number): Promise<Sample[]> {
   return Promise.all(running);
 }
 
-async function measure(engine: TaskEngine, label: string, workers: string, processes: Processes): Promise<Figures> {
+async function readAll(counters: Counters): Promise<Record<string, number>> {
+  const values: Record<string, number> = {};
+  for (const [name, read] of Object.entries(counters)) values[name] = await read();
+  return values;
+}
+
+async function measure(
+  engine: TaskEngine,
+  label: string,
+  workers: string,
+  processes: Processes,
+  counters: Counters = {},
+): Promise<Figures> {
   await saturate(engine, WARMUP_MS);
   const meters = Object.entries({ requestor: () => [process.pid], ...processes }).map(
     ([group, pids]) => [group, cpuOf(pids)] as const,
   );
+  const before = await readAll(counters);
   const { count, seconds } = await saturate(engine, MEASURE_MS);
   const cpu = Object.fromEntries(meters.map(([group, meter]) => [group, meter.stop() / count]));
+  const after = await readAll(counters);
+  const counts = Object.fromEntries(
+    Object.keys(counters).map((name) => [name, (after[name]! - before[name]!) / count]),
+  );
   const samples = await steady(engine, MEASURE_MS);
   return {
     label,
@@ -121,6 +149,7 @@ async function measure(engine: TaskEngine, label: string, workers: string, proce
     pickup: samples.map((s) => s.pickup),
     endToEnd: samples.map((s) => s.endToEnd),
     cpu,
+    counts,
   };
 }
 
@@ -171,12 +200,34 @@ async function distributed(backend: Backend, redisUrl: string, workerCount: numb
       redis: () => [redis],
       ...(backend.kind === 'postgres' && { postgres: () => processesNamed('postgres') }),
     };
-    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount), processes);
+    const counters: Counters = { redis: () => redisCommandsServed(redisUrl) };
+    if (backend.kind === 'postgres') counters['postgres'] = () => postgresTransactions(backend.url);
+    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount), processes, counters);
   } finally {
     await Promise.all(workers.map(stopWorker));
     await producer.close();
     await engine.close();
     await deleteKeys(redisUrl, `bull:${queueName}:*`);
+  }
+}
+
+/**
+ * Transactions the database has finished (committed or rolled back): each of the store's statements outside an
+ * explicit transaction is one. The statistics reach the counter within a second of each backend's work, so the
+ * server is asked after that long.
+ */
+async function postgresTransactions(url: string): Promise<number> {
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
+    );
+    // This connection's own query is one of them; two readings each add one, so it cancels out.
+    return Number(rows[0]?.n ?? 0);
+  } finally {
+    await client.end();
   }
 }
 
@@ -189,8 +240,26 @@ console.log(
 );
 const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-'));
 const rows: Figures[] = [];
+const raw = new Map<number, RawFigures>();
 try {
   rows.push(await baseline(dir));
+  if (redisUrl) {
+    const pid = await redisPid(redisUrl);
+    for (const workers of [1, 2]) {
+      raw.set(
+        workers,
+        await rawBullmq({
+          redisUrl,
+          workers,
+          concurrency: CONCURRENCY,
+          inFlight: IN_FLIGHT,
+          warmupMs: WARMUP_MS,
+          measureMs: MEASURE_MS,
+          redisPid: pid,
+        }),
+      );
+    }
+  }
   if (!redisUrl) {
     console.log('MCP_TASKS_TEST_REDIS_URL is not set: no queue rows (eval "$(scripts/services.sh start)" first)\n');
   } else {
@@ -242,6 +311,30 @@ for (const row of rows.slice(1)) {
   console.log(
     `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} vs SQLite in-process ${fmt(row.tasksPerSecond / base.tasksPerSecond, 2)}`,
   );
+}
+if (raw.size > 0) {
+  console.log('\nagainst raw BullMQ (empty jobs, same workers, concurrency, in-flight and Redis):');
+  console.log(
+    'configuration                              tasks/s   raw jobs/s   ratio   Redis cmds/task   raw cmds/job   ratio   PG xacts/task',
+  );
+  for (const row of rows.slice(1)) {
+    const queue = raw.get(Number(row.workers));
+    if (!queue) continue;
+    const commands = row.counts['redis'] ?? Number.NaN;
+    const xacts = row.counts['postgres'];
+    console.log(
+      `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} ${fmt(row.tasksPerSecond).padStart(9)} ` +
+        `${fmt(queue.jobsPerSecond).padStart(12)} ${fmt(row.tasksPerSecond / queue.jobsPerSecond, 2).padStart(7)} ` +
+        `${fmt(commands, 1).padStart(17)} ${fmt(queue.redisCommands, 1).padStart(14)} ` +
+        `${fmt(commands / queue.redisCommands, 2).padStart(7)} ${(xacts === undefined ? '—' : fmt(xacts, 1)).padStart(15)}`,
+    );
+  }
+  for (const [workers, queue] of raw) {
+    const all = Object.values(queue.cpu).reduce((sum, ms) => sum + ms, 0);
+    console.log(
+      `raw BullMQ, ${workers} worker(s): CPU a job ${fmt(all, 3)} ms (requestor ${fmt(queue.cpu['requestor'] ?? 0, 3)}, workers ${fmt(queue.cpu['workers'] ?? 0, 3)}, redis ${fmt(queue.cpu['redis'] ?? 0, 3)})`,
+    );
+  }
 }
 for (const kind of ['postgres', 'redis']) {
   const [one, two] = rows.filter((row) => row.label.startsWith(kind));
