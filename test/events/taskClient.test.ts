@@ -23,6 +23,10 @@ describe('TaskClient follows a taskâ€™s event source (Task Event Sources, TS14â€
   });
 
   it('TS14 TS17: iterates the taskâ€™s events live over push, and the iteration ends with the task', async () => {
+    const methods: string[] = [];
+    const count = (request: { headers: Record<string, string | string[] | undefined> }) =>
+      methods.push(String(request.headers['mcp-method']));
+    server.http.server.on('request', count);
     const handle = await client.callTool('staged', { stages: 3, stageMs: 40 });
     expect(handle.isTask).toBe(true);
     expect(handle.eventSource).toMatchObject({ name: STAGE, input: { taskId: handle.taskId } });
@@ -34,6 +38,10 @@ describe('TaskClient follows a taskâ€™s event source (Task Event Sources, TS14â€
     ]);
     expect(events.map((event) => event.eventId)).toEqual([0, 1, 2].map((seq) => `${handle.taskId}:${seq}`));
     for (const event of events) expect(event.cursor).toBeTypeOf('string');
+    server.http.server.off('request', count);
+    // Pushed on one stream, never polled.
+    expect(methods.filter((name) => name === 'events/stream')).toHaveLength(1);
+    expect(methods).not.toContain('events/poll');
     // TS15: the task is still followed through tasks/get: the result arrives as ever.
     expect(textOf(await handle.result())).toBe('3 stages');
   });
