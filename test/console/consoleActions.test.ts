@@ -117,6 +117,9 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     await page.goto(`${h.consoleUrl}#/task/${taskId}`);
     await page.locator('form.answer ol.messages', { hasText: 'Summarise the minutes' }).waitFor();
     await page.getByLabel('The reply the work receives (as the assistant)').fill('Nothing was decided.');
+    // Escape while typing stays on the page (elsewhere it goes back to the list).
+    await page.keyboard.press('Escape');
+    expect(page.url()).toContain(`#/task/${taskId}`);
     await page.locator('form.answer').getByRole('button', { name: 'Send answer' }).click();
     await page.locator('h1 + p .status.completed').waitFor();
     expect(JSON.stringify(await handle.outcome())).toContain('summary: Nothing was decided.');
@@ -279,14 +282,19 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     await page.click('#nav-owners');
     const row = page.locator(`tr[data-owner="${owner}"]`);
     await row.waitFor();
-    expect(await row.locator('td').allTextContents()).toEqual([`${owner}copy`, '1', '0', '1', 'tasks']);
+    const stored = (await h.tasks.engine.store.browse?.page({ owner }, { limit: 1000, now: Date.now() })) ?? [];
+    const count = (status: string) => String(stored.filter((record) => record.status === status).length);
+    expect(count('working')).toBe('1');
+    await expect
+      .poll(() => row.locator('td').allTextContents())
+      .toEqual([`${owner}copy`, '1', count('input_required'), String(stored.length), 'tasks']);
     await page.screenshot({ path: join(IMAGES, 'console-owners.png') });
     await row.getByRole('link', { name: 'tasks' }).click();
     await expect
       .poll(() =>
         page.locator('tbody tr[data-task]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-task'))),
       )
-      .toEqual([taskId]);
+      .toEqual(stored.map((record) => record.taskId));
     expect(await page.inputValue('input[name="owner"]')).toBe(owner);
     await handle.cancel();
   });

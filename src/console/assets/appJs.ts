@@ -359,7 +359,7 @@ setInterval(() => {
 }, 1000);
 
 document.addEventListener('keydown', (event) => {
-  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement;
+  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLSelectElement || event.target instanceof HTMLTextAreaElement;
   if (event.key === '/' && !typing) { const search = document.getElementById('search'); if (search) { event.preventDefault(); search.focus(); } }
   const dialogOpen = document.querySelector('dialog[open]') !== null;
   if (event.key === 'Escape' && !typing && !dialogOpen && location.hash.startsWith('#/task/')) location.hash = '#/';
