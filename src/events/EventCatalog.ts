@@ -84,6 +84,11 @@ export class EventCatalog {
     this.sorted = [...this.types.keys()].sort();
   }
 
+  /** Every type's name, sorted. */
+  get names(): readonly string[] {
+    return this.sorted;
+  }
+
   has(name: string): boolean {
     return this.types.has(name);
   }

@@ -1,4 +1,4 @@
-import type { TaskRecord } from '../engine/index.js';
+import type { EngineLogger, TaskEngine, TaskRecord } from '../engine/index.js';
 import type {
   Caller,
   Claim,
@@ -25,6 +25,7 @@ import {
   type EventsCapability,
 } from '../protocol/index.js';
 import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
+import { publishToWebhooks } from './publishToWebhooks.js';
 import { StreamCounts } from './StreamCounts.js';
 import { streamTaskEvents } from './streamTaskEvents.js';
 import { encodeTaskEventCursor } from './taskEventCursor.js';
@@ -84,6 +85,15 @@ export class EventsFront implements ServerDialect {
       maxPollEvents: eventsOptions.maxPollEvents ?? DEFAULTS.maxPollEvents,
     };
     this.streams = new StreamCounts(this.options.maxStreamsPerOwner, this.options.maxStreams);
+  }
+
+  /**
+   * Publishes the task events appended in this process to the configured webhook deliveries (none without them).
+   * Returns the removal.
+   */
+  attach(engine: TaskEngine, logger: EngineLogger): () => void {
+    const webhooks = this.eventsOptions.webhooks;
+    return webhooks ? publishToWebhooks(engine, webhooks, this.catalog.names, logger) : () => {};
   }
 
   /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */

@@ -2,6 +2,7 @@
 // task's event log.
 export * from './EventCatalog.js';
 export * from './EventsFront.js';
+export * from './publishToWebhooks.js';
 export * from './taskEventCursor.js';
 export * from './taskEventOccurrence.js';
 export * from './TaskEventSubscription.js';

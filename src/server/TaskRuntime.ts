@@ -151,6 +151,8 @@ export class TaskRuntime implements ConnectionHost {
               : toolConcurrencyOf(options.tools),
         });
     this.engine.setExecutor(this.executor);
+    // Events appended here (emits of in-process work, status changes) go to the webhook subscriptions too.
+    this.events?.attach(this.engine, this.logger);
     // An executor that leases at creation runs the task in this process, whose work sends progress directly
     // (forwardProgress); work elsewhere stores it on the task, and this process relays it.
     this.progressRelay = this.executor.leasesOnCreate
