@@ -4,20 +4,21 @@ import type { EventSource } from '../protocol/index.js';
 import type { DialectName } from './DialectName.js';
 import type { FollowOptions, TaskEvent } from './EventSourceFollower.js';
 import type { CancelAck, InputState, PollResult, StartResult, TaskDialect } from './dialects/TaskDialect.js';
-import { answeredOutcome, cancelledOutcome } from './handleConclusions.js';
+import { answeredOutcome, cancelledOutcome, plainCallOutcome } from './handleConclusions.js';
 import type { HandleInit } from './HandleInit.js';
 import { nextPhase, type CancelPhase, type HandleEvent, type HandlePhase } from './HandlePhase.js';
 import { laxCancelRefusal } from './laxCancelRefusal.js';
-import { isAwaiting, payloadWithin, watchPayload, type PayloadHint } from './PayloadHint.js';
+import { finalPayload, isAwaiting, watchPayload, type PayloadHint } from './PayloadHint.js';
 import type { PollSchedule } from './PollSchedule.js';
 import { SnapshotFeed } from './SnapshotFeed.js';
 import type { TaskClientError } from './TaskClientError.js';
 import { TaskConnectionError, TaskNotFoundError } from './TaskClientError.js';
-import { outcomeError, outcomeOf, type TaskOutcome, type TaskPayload } from './TaskOutcome.js';
+import { outcomeError, outcomeOf, type TaskOutcome } from './TaskOutcome.js';
 import type { TaskProgress, TaskSnapshot } from './TaskSnapshot.js';
 import { isTerminalStatus } from './TaskStatus.js';
 import { toTaskClientError } from './toTaskClientError.js';
 import { Waker } from './Waker.js';
+import { whenAborted } from './whenAborted.js';
 
 /** What a handle needs from the client that made it. */
 export interface HandleContext {
@@ -42,9 +43,6 @@ export function openTaskHandle(context: HandleContext, init: HandleInit): TaskHa
 
 /** How long event following may go on once the task is seen terminal, for events emitted just before its end (TS9). */
 const EVENT_DRAIN_MS = 3000;
-
-/** How long a pending payload request may take to answer once tasks/get says the task is terminal. */
-const PAYLOAD_GRACE_MS = 3000;
 
 /**
  * A running (or finished) tool call. For a task it polls `tasks/get` at the server's pace, answers mid-task input
@@ -294,7 +292,7 @@ export class TaskHandle {
 
   private async run(): Promise<TaskOutcome | undefined> {
     const started = this.started;
-    if (started?.kind === 'call') return this.awaitPlainCall(started.payload);
+    if (started?.kind === 'call') return plainCallOutcome(this, started.payload, () => this.cancelPhase !== 'none');
     let hint = started?.payload === undefined ? undefined : watchPayload(started.payload, () => this.wake());
     if (this.phaseNow === 'confirming' && started?.kind === 'task' && started.created !== undefined) {
       const first = await this.awaitCreation(started.created, hint);
@@ -328,7 +326,8 @@ export class TaskHandle {
         throw failure;
       }
       this.publish(poll.snapshot);
-      if (isTerminalStatus(poll.snapshot.status)) return outcomeOf(poll.snapshot, await this.finalPayload(poll, hint));
+      if (isTerminalStatus(poll.snapshot.status))
+        return outcomeOf(poll.snapshot, await finalPayload(poll, hint, this.context.dialect));
       if (poll.snapshot.status === 'input_required') hint = this.reactToInput(poll, hint);
       if (this.inputFailure !== undefined) throw this.inputFailure;
       // A payload arriving, a status notification or a cancel cut the wait short.
@@ -353,30 +352,6 @@ export class TaskHandle {
     return reaction.payload === undefined ? hint : watchPayload(reaction.payload, () => this.wake());
   }
 
-  /** The payload for a terminal status: inlined, already arrived, still arriving, or fetched now. */
-  private async finalPayload(poll: PollResult, hint: PayloadHint | undefined): Promise<TaskPayload | undefined> {
-    if (poll.payload !== undefined) return poll.payload;
-    const { status } = poll.snapshot;
-    if (status !== 'completed' && status !== 'failed') return undefined;
-    if (hint !== undefined && !hint.failed) {
-      // A request still carrying the payload answers promptly once the task is terminal; one whose stream silently
-      // dropped never will, so it only gets a short grace before the payload is asked for again.
-      const arrived = await payloadWithin(hint, PAYLOAD_GRACE_MS);
-      if (arrived !== undefined) return arrived;
-    }
-    return this.context.dialect.payload(poll.snapshot);
-  }
-
-  private async awaitPlainCall(payload: Promise<TaskPayload>): Promise<TaskOutcome> {
-    try {
-      return answeredOutcome(this.feed.snapshot, await payload);
-    } catch (error) {
-      if (this.cancelPhase !== 'none')
-        return cancelledOutcome(this.feed.snapshot, this.cancelAck, 'The call was cancelled by the client');
-      throw error;
-    }
-  }
-
   private async awaitCreation(
     created: Promise<boolean>,
     hint: PayloadHint | undefined,
@@ -392,8 +367,8 @@ export class TaskHandle {
             () => 'polling' as const,
           ),
       // A cancel before confirmation (or a detach): polling decides whether the task exists at all.
-      aborted(this.cancelSent.signal).then(() => 'polling' as const),
-      aborted(this.stop.signal).then(() => 'polling' as const),
+      whenAborted(this.cancelSent.signal).then(() => 'polling' as const),
+      whenAborted(this.stop.signal).then(() => 'polling' as const),
     ]);
     if (first === 'payload') return 'payload';
     this.confirmed = true;
@@ -416,9 +391,4 @@ export class TaskHandle {
     if ('outcome' in settlement) this.resolveOutcome(settlement.outcome);
     else this.rejectOutcome(settlement.error);
   }
-}
-
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

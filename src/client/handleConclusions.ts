@@ -24,3 +24,18 @@ export function cancelledOutcome(latest: TaskSnapshot, ack: CancelAck | undefine
   delete snapshot.cancelRequested;
   return outcomeOf(snapshot, undefined);
 }
+
+/** A plain call's outcome: its answer; or cancelled, when the call fails after the client cancelled it. */
+export async function plainCallOutcome(
+  handle: { readonly snapshot: TaskSnapshot; readonly cancelAcknowledgement: CancelAck | undefined },
+  payload: Promise<TaskPayload>,
+  cancelling: () => boolean,
+): Promise<TaskOutcome> {
+  try {
+    return answeredOutcome(handle.snapshot, await payload);
+  } catch (error) {
+    if (cancelling())
+      return cancelledOutcome(handle.snapshot, handle.cancelAcknowledgement, 'The call was cancelled by the client');
+    throw error;
+  }
+}
