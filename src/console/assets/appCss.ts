@@ -84,6 +84,7 @@ ol.timeline time, ol.timeline .offset { color: var(--muted); font-variant-numeri
 .question { border-left: 4px solid var(--input_required); padding-left: 10px; margin: 8px 0; }
 .question.offer { border-left-color: var(--working); }
 .error { color: var(--failed); }
+p.error:empty { display: none; }
 dialog { border: 1px solid var(--line); border-radius: 8px; background: var(--card); color: var(--fg); max-width: 420px; }
 dialog::backdrop { background: rgba(0, 0, 0, 0.4); }
 .actions { display: flex; gap: 8px; justify-content: flex-end; flex-wrap: wrap; }
