@@ -95,6 +95,20 @@ export type { EmittedEvent, EventAppendedListener, EventCheck } from '../engine/
 export { TASK_STATUS_EVENT } from '../engine/index.js';
 // The runtime's `events` option (docs/events.md).
 export { EventCatalog, type EventsOptions, type EventTypeOptions } from '../events/index.js';
+export type { DeliveryMode, EventDescriptor } from '../protocol/index.js';
+// What the `events.webhooks` option plugs in (docs/webhooks.md).
+export type {
+  DeliveryStatus,
+  TerminationError,
+  WebhookDeliveries,
+  WebhookEvent,
+  WebhookFailure,
+  WebhookKey,
+  WebhookOccurrence,
+  WebhookSubscribeInput,
+  WebhookSubscribeResult,
+  WebhookSubscriptionView,
+} from '../events/webhooks/index.js';
 export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
 // Errors a store or an executor raises (those of mcp-tasks/errors, and the fencing one a store raises); the runtime

@@ -26,8 +26,8 @@ export const EventsNotification = {
   listChanged: 'notifications/events/list_changed',
 } as const;
 
-export const DELIVERY_MODES = ['poll', 'push', 'webhook'] as const;
-export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+export type DeliveryMode = 'poll' | 'push' | 'webhook';
+export const DELIVERY_MODES: readonly DeliveryMode[] = ['poll', 'push', 'webhook'];
 
 /** The settings object under `capabilities.extensions[EVENTS_EXTENSION]` (spec V2, V3). */
 export interface EventsCapability {
@@ -38,12 +38,20 @@ export interface EventsCapability {
 export const EventDescriptorSchema = z.looseObject({
   name: z.string().min(1),
   description: z.string(),
-  delivery: z.array(z.enum(DELIVERY_MODES)).min(1),
+  delivery: z.array(z.enum(['poll', 'push', 'webhook'])).min(1),
   inputSchema: z.looseObject({}),
   payloadSchema: z.looseObject({}),
   _meta: z.looseObject({}).optional(),
 });
-export type EventDescriptor = z.infer<typeof EventDescriptorSchema>;
+/** One event type of `events/list`. */
+export interface EventDescriptor {
+  name: string;
+  description: string;
+  delivery: DeliveryMode[];
+  inputSchema: Record<string, unknown>;
+  payloadSchema: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+}
 
 export const ListEventsResultSchema = z.looseObject({
   events: z.array(EventDescriptorSchema),
@@ -126,4 +134,8 @@ export const EventSourceSchema = z.looseObject({
   input: z.looseObject({}),
   initialCursor: z.string().optional(),
 });
-export type EventSource = z.infer<typeof EventSourceSchema>;
+export interface EventSource {
+  name: string;
+  input: Record<string, unknown>;
+  initialCursor?: string;
+}
