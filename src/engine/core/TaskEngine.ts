@@ -400,7 +400,6 @@ export class TaskEngine implements EngineHandle {
     return this.complete(taskId, outcome, statusMessage);
   }
 
-  // ---- waiting (TaskWaiting) ------------------------------------------------------------------------------------
   // ---- the task's event log (TaskEvents) ---------------------------------------------------------------------------
 
   /**
@@ -437,6 +436,7 @@ export class TaskEngine implements EngineHandle {
     return this.events.onAppended(listener);
   }
 
+  // ---- waiting (TaskWaiting) ------------------------------------------------------------------------------------
 
   /** Calls `listener` with the current record (or undefined once gone) after every change of the task. */
   observe(
