@@ -121,7 +121,10 @@ describe('a task created while the in-process executor has a slot free is claime
     const gated = gatedWork();
     const { engine, store } = await setup(gated.work, 1);
     store.failNextInsert = true;
-    await expect(engine.create({ owner: 'o', request: callOf('quick'), dialect: 't' })).rejects.toThrow();
+    // The failed insert gives its slot back; the creation tries again within its wait and succeeds.
+    const first = await engine.create({ owner: 'o', request: callOf('quick'), dialect: 't' });
+    expect(store.failNextInsert).toBe(false);
+    expect((await engine.waitForTerminal(first.task.taskId))?.status).toBe('completed');
     const { task } = await engine.create({ owner: 'o', request: callOf('quick'), dialect: 't' });
     expect(task.attempts).toBe(1);
     expect((await engine.waitForTerminal(task.taskId))?.status).toBe('completed');
