@@ -119,12 +119,14 @@ describe('a task created while the in-process executor has a slot free is claime
 
   it('gives the slot back when the insert fails, so the next task still finds it', async () => {
     const gated = gatedWork();
-    const { engine, store } = await setup(gated.work, 1);
+    const { engine, store, executor } = await setup(gated.work, 1);
     store.failNextInsert = true;
     // The failed insert gives its slot back; the creation tries again within its wait and succeeds.
     const first = await engine.create({ owner: 'o', request: callOf('quick'), dialect: 't' });
     expect(store.failNextInsert).toBe(false);
     expect((await engine.waitForTerminal(first.task.taskId))?.status).toBe('completed');
+    // The run gives its slot back just after its outcome is stored.
+    await vi.waitFor(() => expect(executor.load().running).toBe(0));
     const { task } = await engine.create({ owner: 'o', request: callOf('quick'), dialect: 't' });
     expect(task.attempts).toBe(1);
     expect((await engine.waitForTerminal(task.taskId))?.status).toBe('completed');
