@@ -64,23 +64,27 @@ export async function deleteKeys(url: string, pattern: string): Promise<void> {
 
 /** A bench worker process on `backend`'s store and the queue `queueName`; resolves once it takes jobs. */
 export function startWorker(backend: Backend, redisUrl: string, queueName: string, concurrency: number) {
-  const child = spawn(process.execPath, [WORKER_SCRIPT], {
-    env: {
-      ...process.env,
-      BENCH_STORE: backend.kind,
-      BENCH_STORE_URL: backend.url,
-      BENCH_SCOPE: backend.scope,
-      BENCH_REDIS_URL: redisUrl,
-      BENCH_QUEUE: queueName,
-      BENCH_CONCURRENCY: String(concurrency),
-    },
+  return spawnReady(WORKER_SCRIPT, {
+    BENCH_STORE: backend.kind,
+    BENCH_STORE_URL: backend.url,
+    BENCH_SCOPE: backend.scope,
+    BENCH_REDIS_URL: redisUrl,
+    BENCH_QUEUE: queueName,
+    BENCH_CONCURRENCY: String(concurrency),
+  });
+}
+
+/** Runs `script` with `env` added; resolves once it prints "ready" on stdout. */
+export function spawnReady(script: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise<ChildProcess>((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('ready')) resolve(child);
     });
-    child.once('exit', (code) => reject(new Error(`bench worker exited (${code})`)));
+    child.once('exit', (code) => reject(new Error(`bench worker ${script} exited (${code})`)));
   });
 }
 

@@ -1,7 +1,7 @@
 // The raw BullMQ row of `npm run bench:distributed`: one producer keeps IN_FLIGHT empty jobs in flight and learns of
 // each completion through QueueEvents, with the same worker processes, concurrency and Redis as the task rows. What
 // the queue itself moves on this machine, so each task row can be read as a ratio of it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 
 import { cpuOf } from './processCpu.js';
-import { deleteKeys, stopWorker } from './queueBench.js';
+import { deleteKeys, spawnReady, stopWorker } from './queueBench.js';
 
 const WORKER_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'rawBullmqWorker.js');
 
@@ -37,15 +37,10 @@ export async function redisCommandsServed(url: string): Promise<number> {
 }
 
 function startRawWorker(redisUrl: string, queueName: string, concurrency: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [WORKER_SCRIPT], {
-    env: { ...process.env, BENCH_REDIS_URL: redisUrl, BENCH_QUEUE: queueName, BENCH_CONCURRENCY: String(concurrency) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve(child);
-    });
-    child.once('exit', (code) => reject(new Error(`raw BullMQ worker exited (${code})`)));
+  return spawnReady(WORKER_SCRIPT, {
+    BENCH_REDIS_URL: redisUrl,
+    BENCH_QUEUE: queueName,
+    BENCH_CONCURRENCY: String(concurrency),
   });
 }
 
