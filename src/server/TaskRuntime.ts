@@ -27,7 +27,7 @@ import { HeldCalls } from './fronts/HeldCalls.js';
 import { toolConcurrencyOf } from './toolConcurrencyOf.js';
 import { INTERNAL_TRANSPORT } from './work/LegacyInternalCall.js';
 import { InternalLinkPool } from './work/InternalLinkPool.js';
-import { warmModernLink } from './work/ModernInternalCall.js';
+import { ModernInternalCall } from './work/ModernInternalCall.js';
 import { DEFAULT_RATE_LIMIT, RateLimiter, type RateClass, type RateKey } from './limits/RateLimiter.js';
 import type { CallerOptions } from './limits/resolveCaller.js';
 import type { ServerFactory, TransportLike } from './ServerLike.js';
@@ -75,11 +75,14 @@ export class TaskRuntime implements ConnectionHost {
   private readonly progressRelay: ProgressRelay | undefined;
   /** Instances of the author's server kept between task runs (none with `freshServerPerTask`). */
   private readonly links: InternalLinkPool | undefined;
+  /** The author's server on the 2026-07-28 wire, for request-style tools. */
+  private readonly modern: ModernInternalCall;
 
   constructor(options: McpTasksOptions, store: TaskStore, Metrics: typeof TaskMetrics | undefined) {
     this.server = options.server;
     this.logger = options.logger ?? silent;
     this.links = options.freshServerPerTask ? undefined : new InternalLinkPool(options.server);
+    this.modern = new ModernInternalCall(options.server);
     this.sep = new SepDialect({ requests: new Set(options.sep1686Requests ?? []) });
     this.defaultPollIntervalMs = options.defaultPollIntervalMs ?? 1000;
     this.fallback = options.fallbackTools
@@ -136,6 +139,7 @@ export class TaskRuntime implements ConnectionHost {
           this.engine,
           createTaskWork(options.server, hooks, {
             ...(this.links ? { pool: this.links } : { freshServerPerTask: true }),
+            modern: this.modern,
           }),
         );
     this.executor = options.executor
@@ -163,8 +167,7 @@ export class TaskRuntime implements ConnectionHost {
   /** Recovers tasks a previous process left running and prepares the links request-style tools need. */
   async start(): Promise<void> {
     await this.engine.start();
-    if ([...this.policies.values()].some((policy) => policy.inputStyle === 'multiRoundTrip'))
-      await warmModernLink(this.server);
+    if ([...this.policies.values()].some((policy) => policy.inputStyle === 'multiRoundTrip')) await this.modern.warm();
   }
 
   policyFor(toolName: string): ToolTaskPolicy | undefined {

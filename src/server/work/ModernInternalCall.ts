@@ -27,85 +27,77 @@ export interface ModernCallOptions {
   onProgress?(params: Record<string, unknown>): void;
 }
 
-const handlers = new WeakMap<ServerFactory, McpHttpHandler>();
+/**
+ * Requests on a fresh instance of the author's server on the 2026-07-28 wire, in process (the SDK's own per-request
+ * handler, no socket). A tool written with `inputRequired(...)` comes back with its input requests and request state
+ * instead of holding the call open, so a task can wait for a person without holding memory. One per server factory:
+ * the handler is built on the first call and kept.
+ */
+export class ModernInternalCall {
+  private handler: McpHttpHandler | undefined;
 
-function handlerFor(factory: ServerFactory): McpHttpHandler {
-  let handler = handlers.get(factory);
-  if (!handler) {
-    handler = createMcpHandler((context) => factory(context) as never, { legacy: 'reject' });
-    handlers.set(factory, handler);
+  constructor(private readonly factory: ServerFactory) {}
+
+  /**
+   * Serves one request ahead of time, so the first task does not pay for building the SDK's wire schemas inside its
+   * synchronous window.
+   */
+  async warm(): Promise<void> {
+    await this.run(
+      { method: 'tools/list', params: {} },
+      { signal: AbortSignal.timeout(10_000), clientCapabilities: {} },
+    ).catch(() => {});
   }
-  return handler;
-}
 
-/**
- * Serves one request on the modern link ahead of time, so the first task does not pay for building the SDK's wire
- * schemas inside its synchronous window.
- */
-export async function warmModernLink(factory: ServerFactory): Promise<void> {
-  await runModernInternalCall(
-    factory,
-    { method: 'tools/list', params: {} },
-    { signal: AbortSignal.timeout(10_000), clientCapabilities: {} },
-  ).catch(() => {});
-}
-
-/**
- * Runs a request on a fresh instance of the author's server on the 2026-07-28 wire, in process (the SDK's own
- * per-request handler, no socket). A tool written with `inputRequired(...)` comes back with its input requests and
- * request state instead of holding the call open, so a task can wait for a person without holding memory.
- */
-export async function runModernInternalCall(
-  factory: ServerFactory,
-  request: TaskRequest,
-  options: ModernCallOptions,
-): Promise<TaskOutcome | InputRequiredOutcome> {
-  const handler = handlerFor(factory);
-  const meta = isObject(request.params['_meta']) ? request.params['_meta'] : {};
-  const params: Record<string, unknown> = {
-    ...request.params,
-    _meta: {
-      ...meta,
-      [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION,
-      [CLIENT_CAPABILITIES_META_KEY]: mirroredCapabilities(options.clientCapabilities),
-      [CLIENT_INFO_META_KEY]: { name: 'mcp-tasks-internal', version: '1' },
-    },
-    ...(options.inputResponses &&
-      Object.keys(options.inputResponses).length > 0 && { inputResponses: options.inputResponses }),
-    ...(options.requestState !== undefined && { requestState: options.requestState }),
-  };
-  const name =
-    typeof request.params['name'] === 'string'
-      ? request.params['name']
-      : typeof request.params['uri'] === 'string'
-        ? request.params['uri']
-        : undefined;
-  const response = await handler.fetch(
-    new Request('http://mcp-tasks.internal/mcp', {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
-        'mcp-method': request.method,
-        ...(name !== undefined && { 'mcp-name': name }),
+  async run(request: TaskRequest, options: ModernCallOptions): Promise<TaskOutcome | InputRequiredOutcome> {
+    const factory = this.factory;
+    this.handler ??= createMcpHandler((context) => factory(context) as never, { legacy: 'reject' });
+    const meta = isObject(request.params['_meta']) ? request.params['_meta'] : {};
+    const params: Record<string, unknown> = {
+      ...request.params,
+      _meta: {
+        ...meta,
+        [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION,
+        [CLIENT_CAPABILITIES_META_KEY]: mirroredCapabilities(options.clientCapabilities),
+        [CLIENT_INFO_META_KEY]: { name: 'mcp-tasks-internal', version: '1' },
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: request.method, params }),
-      // Closing the exchange is how the 2026-07-28 wire cancels a request: the tool's AbortSignal fires.
-      signal: options.signal,
-    }),
-  );
-  const reply = await readReply(response, options);
-  if ('error' in reply) return { kind: 'error', error: reply.error };
-  const { resultType, ...result } = reply.result;
-  if (resultType === ResultType.inputRequired) {
-    return {
-      kind: 'input_required',
-      inputRequests: (result['inputRequests'] ?? {}) as InputRequiredOutcome['inputRequests'],
-      ...(typeof result['requestState'] === 'string' && { requestState: result['requestState'] }),
+      ...(options.inputResponses &&
+        Object.keys(options.inputResponses).length > 0 && { inputResponses: options.inputResponses }),
+      ...(options.requestState !== undefined && { requestState: options.requestState }),
     };
+    const name =
+      typeof request.params['name'] === 'string'
+        ? request.params['name']
+        : typeof request.params['uri'] === 'string'
+          ? request.params['uri']
+          : undefined;
+    const response = await this.handler.fetch(
+      new Request('http://mcp-tasks.internal/mcp', {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+          'mcp-method': request.method,
+          ...(name !== undefined && { 'mcp-name': name }),
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: request.method, params }),
+        // Closing the exchange is how the 2026-07-28 wire cancels a request: the tool's AbortSignal fires.
+        signal: options.signal,
+      }),
+    );
+    const reply = await readReply(response, options);
+    if ('error' in reply) return { kind: 'error', error: reply.error };
+    const { resultType, ...result } = reply.result;
+    if (resultType === ResultType.inputRequired) {
+      return {
+        kind: 'input_required',
+        inputRequests: (result['inputRequests'] ?? {}) as InputRequiredOutcome['inputRequests'],
+        ...(typeof result['requestState'] === 'string' && { requestState: result['requestState'] }),
+      };
+    }
+    return { kind: 'result', result: withoutServerInfo(result) };
   }
-  return { kind: 'result', result: withoutServerInfo(result) };
 }
 
 /** The terminal JSON-RPC response of the exchange; progress on the way goes to `onProgress`. */

@@ -13,7 +13,7 @@ import { multiRoundTripMeta, readTaskMeta } from '../../dialects/index.js';
 import { isObject } from '../../rpc/index.js';
 import { runInternalCall } from './LegacyInternalCall.js';
 import { InternalLinkPool } from './InternalLinkPool.js';
-import { runModernInternalCall } from './ModernInternalCall.js';
+import { ModernInternalCall } from './ModernInternalCall.js';
 import type { ServerFactory } from '../ServerLike.js';
 
 export interface TaskWorkOptions {
@@ -25,6 +25,8 @@ export interface TaskWorkOptions {
   freshServerPerTask?: boolean;
   /** The links to reuse, to close them with their owner. Default: a pool of this work's own. */
   pool?: InternalLinkPool;
+  /** The 2026-07-28 link of request-style tools (`inputStyle: 'multiRoundTrip'`). Default: one of this work's own. */
+  modern?: ModernInternalCall;
 }
 
 export interface TaskWorkHooks {
@@ -52,6 +54,7 @@ export function createTaskWork(
   const pool = options.freshServerPerTask ? undefined : (options.pool ?? new InternalLinkPool(factory));
   const call: typeof runInternalCall = (_factory, request, callHooks) =>
     pool ? pool.run(request, callHooks) : runInternalCall(factory, request, callHooks);
+  const modern = options.modern ?? new ModernInternalCall(factory);
   return (context: TaskWorkContext): Promise<TaskOutcome | TaskSuspension> => {
     const task = context.task;
     const meta = readTaskMeta(task);
@@ -73,7 +76,7 @@ export function createTaskWork(
     };
     const run =
       meta.inputStyle === 'multiRoundTrip'
-        ? runMultiRoundTrip(factory, context, capabilities, onProgress)
+        ? runMultiRoundTrip(modern, context, capabilities, onProgress)
         : call(factory, withProgressToken(task), {
             signal: context.signal,
             clientCapabilities: capabilities,
@@ -108,7 +111,7 @@ const RUNTIME_TOKEN_PREFIX = 'mcp-tasks-task:';
  * asks again, the task is suspended with those questions and nothing stays in memory until they are answered.
  */
 async function runMultiRoundTrip(
-  factory: ServerFactory,
+  modern: ModernInternalCall,
   context: TaskWorkContext,
   clientCapabilities: Record<string, unknown>,
   onProgress: (params: Record<string, unknown>) => void,
@@ -121,7 +124,7 @@ async function runMultiRoundTrip(
     // A JSON-RPC error has no multi-round-trip form: the tool sees the answer missing and may ask again.
     if (answer && 'result' in answer) inputResponses[toolKey] = answer.result;
   }
-  const outcome = await runModernInternalCall(factory, withProgressToken(task), {
+  const outcome = await modern.run(withProgressToken(task), {
     signal: context.signal,
     clientCapabilities,
     inputResponses,
