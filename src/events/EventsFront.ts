@@ -74,6 +74,7 @@ export class EventsFront implements ServerDialect {
   readonly catalog: EventCatalog;
   private readonly options: typeof DEFAULTS;
   private readonly streams: StreamCounts;
+  private logger: EngineLogger | undefined;
 
   constructor(private readonly eventsOptions: EventsOptions = {}) {
     const delivery: DeliveryMode[] = eventsOptions.webhooks ? ['poll', 'push', 'webhook'] : ['poll', 'push'];
@@ -92,6 +93,7 @@ export class EventsFront implements ServerDialect {
    * Returns the removal.
    */
   attach(engine: TaskEngine, logger: EngineLogger): () => void {
+    this.logger = logger;
     const webhooks = this.eventsOptions.webhooks;
     return webhooks ? publishToWebhooks(engine, webhooks, this.catalog.names, logger) : () => {};
   }
@@ -188,10 +190,18 @@ export class EventsFront implements ServerDialect {
     const subscription = await TaskEventSubscription.open(ctx.engine, this.catalog, ctx.caller.scope, parsed, 'push');
     const release = this.streams.take(ctx.caller.owner);
     try {
-      return await streamTaskEvents(ctx.engine, subscription, request, ctx, {
-        heartbeatMs: this.options.heartbeatMs,
-        recheckMs: RECHECK_MS,
-      });
+      return await streamTaskEvents(
+        ctx.engine,
+        subscription,
+        request,
+        ctx,
+        { heartbeatMs: this.options.heartbeatMs, recheckMs: RECHECK_MS },
+        (error) =>
+          this.logger?.warn(
+            { taskId: subscription.taskId, error: String(error) },
+            'events/stream: the event log could not be read',
+          ),
+      );
     } finally {
       release();
     }

@@ -1,7 +1,7 @@
 import { eventLogTopic, type TaskEngine } from '../engine/index.js';
 import type { DialectAnswer, DialectContext } from '../dialects/index.js';
-import type { JsonRpcRequest } from '../rpc/index.js';
-import { EventsNotification, ResultType, SUBSCRIPTION_ID_META } from '../protocol/index.js';
+import { ErrorCodes, RpcError, type JsonRpcRequest } from '../rpc/index.js';
+import { EventsNotification, ResultType, SUBSCRIPTION_ID_META, type EventsErrorBody } from '../protocol/index.js';
 import { cursorAfter, taskEventOccurrence } from './taskEventOccurrence.js';
 import { DRAIN_MS, taskEndedError, type TaskEventSubscription } from './TaskEventSubscription.js';
 
@@ -28,6 +28,8 @@ export async function streamTaskEvents(
   request: JsonRpcRequest,
   ctx: DialectContext,
   timing: StreamTiming,
+  /** Told of a store failure the stream reported (once per spell of failures). */
+  onFailure?: (error: unknown) => void,
 ): Promise<DialectAnswer> {
   const meta = { [SUBSCRIPTION_ID_META]: request.id };
   const notify = (method: string, params: Record<string, unknown>) => {
@@ -53,23 +55,43 @@ export async function streamTaskEvents(
     // spec V45 V50: the first frame; `truncated` when the cursor's events were skipped (maxAgeMs).
     await notify(EventsNotification.active, { cursor: subscription.cursor, truncated: subscription.truncated });
     let lastSent = engine.clock.now();
+    /** Set while the store fails: the stream said so once and retries until a read succeeds again. */
+    let failing = false;
     for (;;) {
       woken = false;
-      for (;;) {
-        const { events, more } = await subscription.next(BATCH);
-        for (const event of events) {
-          if (ctx.signal.aborted) return { noResponse: true };
-          await notify(EventsNotification.event, {
-            ...taskEventOccurrence(subscription.taskId, event),
-            cursor: cursorAfter(subscription.taskId, event),
-          });
-          lastSent = engine.clock.now();
+      let state: Awaited<ReturnType<TaskEventSubscription['state']>> | null;
+      try {
+        for (;;) {
+          const { events, more } = await subscription.next(BATCH);
+          for (const event of events) {
+            if (ctx.signal.aborted) return { noResponse: true };
+            await notify(EventsNotification.event, {
+              ...taskEventOccurrence(subscription.taskId, event),
+              cursor: cursorAfter(subscription.taskId, event),
+            });
+            lastSent = engine.clock.now();
+          }
+          if (!more) break;
         }
-        if (!more) break;
+        if (ctx.signal.aborted) return { noResponse: true };
+        state = await subscription.state(engine.clock);
+        failing = false;
+      } catch (error) {
+        if (ctx.signal.aborted) return { noResponse: true };
+        // A task that went away between reads ends the subscription as `state` does; anything else is the store's.
+        if (error instanceof RpcError) state = undefined;
+        else {
+          // spec V48: a transient failure is a recoverable notification; the subscription stays open and retries.
+          if (!failing) {
+            failing = true;
+            onFailure?.(error);
+            await notify(EventsNotification.error, { error: storeFailure(error) });
+            lastSent = engine.clock.now();
+          }
+          state = null;
+        }
       }
-      if (ctx.signal.aborted) return { noResponse: true };
-      const state = await subscription.state(engine.clock);
-      if (!state || state.ended) {
+      if (state === undefined || state?.ended) {
         // spec V49 TS8: terminated, then the final frame (SEP3415's StreamEventsResult shape).
         await notify(EventsNotification.terminated, { error: taskEndedError(subscription.taskId, state?.task) });
         return { result: { resultType: ResultType.complete, _meta: meta } };
@@ -80,11 +102,12 @@ export async function streamTaskEvents(
         await notify(EventsNotification.heartbeat, { cursor: subscription.cursor });
         lastSent = now;
       }
-      if (woken) continue;
+      if (woken && !failing) continue;
+      const status = state?.task.status;
       const waitMs = Math.min(
         timing.recheckMs,
         Math.max(1, timing.heartbeatMs - (now - lastSent)),
-        state.task.status === 'working' || state.task.status === 'input_required' ? Infinity : DRAIN_MS / 4,
+        status === undefined || status === 'working' || status === 'input_required' ? Infinity : DRAIN_MS / 4,
       );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, waitMs);
@@ -100,4 +123,16 @@ export async function streamTaskEvents(
     for (const stop of stops) stop();
     ctx.signal.removeEventListener('abort', rouse);
   }
+}
+
+/**
+ * What `notifications/events/error` says of a failed read (spec V48, §9: -32603 for a transient failure). The cause
+ * stays in the server's log: a store's message may name hosts or files.
+ */
+function storeFailure(_error: unknown): EventsErrorBody {
+  return {
+    code: ErrorCodes.INTERNAL_ERROR,
+    message: 'The event log could not be read; the stream retries',
+    data: { reason: 'store_unavailable' },
+  };
 }
