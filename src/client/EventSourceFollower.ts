@@ -25,13 +25,26 @@ export interface TaskEvent {
 export interface FollowOptions {
   /** Resume after the event that carried this cursor; default the source's `initialCursor` (spec TS14). */
   cursor?: string | null;
-  /** Stops following (the iteration ends). */
+  /**
+   * Stops following: the iteration ends, and an event that arrives after it aborted is dropped, never yielded (what
+   * `handle.events()` does once the handle saw the task end, spec TS19); those that arrived before are still yielded.
+   */
   signal?: AbortSignal;
   /** Push (`events/stream`) first, polling only where it is refused; `poll` polls only. Default `push`. */
   mode?: 'push' | 'poll';
   /** Never poll faster than this, whatever `nextPollMs` says (spec V42). Default 1000 ms. */
   pollFloorMs?: number;
+  /**
+   * The longest quiet the server's stream heartbeat allows: a push stream with no frame for twice this long is taken
+   * for dead and opened again from the last cursor (spec V59). Default 30 s, the longest interval V52 lets a server use.
+   */
+  heartbeatMs?: number;
 }
+
+/** spec V52: a server heartbeats at least every 30 s, so a stream silent for twice that is dead (V59). */
+const DEFAULT_HEARTBEAT_MS = 30_000;
+/** Consecutive reconnects of a stream that delivered nothing before push is given up. */
+const MAX_SILENT_ATTEMPTS = 5;
 
 /** What following needs of the client: its raw channel and the 2026-07-28 envelope. */
 export interface FollowContext {
@@ -58,7 +71,8 @@ export async function* followEventSource(
   const state = { cursor: options.cursor ?? source.initialCursor ?? null };
   const signal = options.signal ?? new AbortController().signal;
   if (options.mode !== 'poll') {
-    const pushed = yield* push(context, source, state, signal);
+    const deadMs = 2 * (options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
+    const pushed = yield* push(context, source, state, signal, deadMs);
     if (pushed !== 'refused') return;
   }
   yield* poll(context, source, state, signal, options.pollFloorMs ?? 1000);
@@ -71,13 +85,17 @@ async function* push(
   source: EventSource,
   state: { cursor: string | null },
   signal: AbortSignal,
+  deadMs: number,
 ): AsyncGenerator<TaskEvent, 'ended' | 'refused', undefined> {
-  for (let attempt = 0; attempt < 5 && !signal.aborted; attempt++) {
+  for (let attempt = 0; attempt < MAX_SILENT_ATTEMPTS && !signal.aborted; attempt++) {
     const stream = new AbortController();
     const stopStream = () => stream.abort();
     signal.addEventListener('abort', stopStream, { once: true });
     const frames: Frame[] = [];
     let wake: (() => void) | undefined;
+    let lastFrameAt = Date.now();
+    const openedAt = Date.now();
+    let progressed = false;
     const call = context.raw.request(
       EventsMethod.stream,
       { name: source.name, arguments: source.input, cursor: state.cursor, _meta: context.envelope() },
@@ -86,6 +104,9 @@ async function* push(
     const stop = context.raw.onNotification((notification) => {
       const meta = isObject(notification.params) ? notification.params['_meta'] : undefined;
       if (!isObject(meta) || meta[SUBSCRIPTION_ID_META] !== call.id) return false;
+      lastFrameAt = Date.now();
+      // spec TS19: the task was seen terminal (the follow stopped): an event arriving now is dropped.
+      if (signal.aborted && notification.method === EventsNotification.event) return true;
       frames.push(notification as Frame);
       wake?.();
       return true;
@@ -110,6 +131,7 @@ async function* push(
           if (frame.method === EventsNotification.event) {
             const event = eventOf(params, params['cursor']);
             if (event) {
+              progressed = true;
               state.cursor = event.cursor ?? state.cursor;
               yield event;
             }
@@ -121,7 +143,16 @@ async function* push(
         }
         if (terminated || signal.aborted) return 'ended';
         if (answer) break;
-        await new Promise<void>((resolve) => (wake = resolve));
+        const quietMs = Date.now() - lastFrameAt;
+        // spec V59: no event and no heartbeat for twice the heartbeat interval: the stream is dead, open another.
+        if (quietMs >= deadMs) break;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, deadMs - quietMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
         wake = undefined;
       }
     } finally {
@@ -129,9 +160,11 @@ async function* push(
       signal.removeEventListener('abort', stopStream);
       if (!answer) stream.abort();
     }
-    if (answer.ok) return 'ended';
-    if (answer.code !== undefined) return NO_PUSH.has(answer.code) ? 'refused' : 'ended';
-    // The stream dropped without an answer: open it again from the last cursor.
+    if (answer?.ok) return 'ended';
+    if (answer?.code !== undefined) return NO_PUSH.has(answer.code) ? 'refused' : 'ended';
+    // The stream dropped without an answer, or went silent: open it again from the last cursor. One that delivered an
+    // event or lived past the dead-stream time was a working stream, so its drop does not count towards giving up.
+    if (progressed || Date.now() - openedAt > deadMs) attempt = -1;
   }
   return 'ended';
 }
@@ -156,6 +189,8 @@ async function* poll(
     }
     // The subscription ended (the task is over) or was refused: TS16, the task itself goes on being followed.
     if (!reply.ok) return;
+    // spec TS19: the batch arrived after the task was seen terminal: dropped.
+    if (signal.aborted) return;
     const parsed = PollEventsResultSchema.safeParse(reply.result);
     if (!parsed.success) return;
     const result = parsed.data;

@@ -8,6 +8,7 @@ import { answeredOutcome, cancelledOutcome, plainCallOutcome } from './handleCon
 import type { HandleInit } from './HandleInit.js';
 import { nextPhase, type CancelPhase, type HandleEvent, type HandlePhase } from './HandlePhase.js';
 import { laxCancelRefusal } from './laxCancelRefusal.js';
+import { followLive } from './followLive.js';
 import { finalPayload, isAwaiting, watchPayload, type PayloadHint } from './PayloadHint.js';
 import type { PollSchedule } from './PollSchedule.js';
 import { SnapshotFeed } from './SnapshotFeed.js';
@@ -40,9 +41,6 @@ let openHandle: (context: HandleContext, init: HandleInit) => TaskHandle;
 export function openTaskHandle(context: HandleContext, init: HandleInit): TaskHandle {
   return openHandle(context, init);
 }
-
-/** How long event following may go on once the task is seen terminal, for events emitted just before its end (TS9). */
-const EVENT_DRAIN_MS = 3000;
 
 /**
  * A running (or finished) tool call. For a task it polls `tasks/get` at the server's pace, answers mid-task input
@@ -132,16 +130,23 @@ export class TaskHandle {
    * The task's intermediate results as they come (`for await (const event of handle.events())`): push on an
    * `events/stream`, else polls, from the source's start or `options.cursor` (a persisted `event.cursor`). Status
    * is still followed through `tasks/get` (spec TS15); the iteration ends when the server ends the subscription at the
-   * task's end, or shortly after this handle saw it end (TS18), and at once without an event source. A refused
-   * subscription ends it without failing the task (TS16).
+   * task's end, or as soon as this handle sees it end (TS18), and at once without an event source. Events that arrive
+   * after the handle saw the end are dropped (TS19). Called on a handle already seen terminal, it replays the task's
+   * retained events until the server ends the subscription. A refused subscription ends it without failing the task
+   * (TS16).
    */
   async *events(options: Omit<FollowOptions, 'signal'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
     const source = this.eventSource;
     const dialect = this.context.dialect;
     if (!source || !dialect.events) return;
-    const stop = new AbortController();
-    void this.settledPromise.catch(() => undefined).then(() => setTimeout(() => stop.abort(), EVENT_DRAIN_MS).unref());
-    yield* dialect.events(source, { ...options, signal: stop.signal });
+    const live = {
+      status: this.status,
+      settled: this.phaseNow === 'settled',
+      subscribe: (listener: (snapshot: TaskSnapshot) => void) => this.feed.subscribe(listener),
+      settlement: this.settledPromise,
+    };
+    const follow = dialect.events.bind(dialect);
+    yield* followLive(live, (signal) => follow(source, { ...options, signal }));
   }
 
   /** Where the handle is in its life (see `HandlePhase`). */
