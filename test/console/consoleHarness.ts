@@ -27,6 +27,11 @@ export function chromiumAvailable(): boolean {
   return false;
 }
 
+/** Ends the `deaf` tool's call in progress. */
+export const deafTool = { release: () => {} };
+/** How long the `polite` tool takes to stop once told to. */
+export const POLITE_STOP_MS = 150;
+
 /** Whether the `flaky` tool fails. */
 export const flaky = { failing: true };
 
@@ -91,6 +96,25 @@ function createServer(): McpServer {
     const content = reply.content as { type: string; text?: string };
     return { content: [{ type: 'text', text: `summary: ${content.text ?? ''}` }] };
   });
+  // Ignores its abort signal: returns only once the test lets it (or after a minute).
+  server.registerTool('deaf', label, async ({ label: text }) => {
+    await new Promise<void>((resolve) => {
+      deafTool.release = resolve;
+      setTimeout(resolve, 60_000).unref();
+    });
+    return { content: [{ type: 'text', text: `done anyway ${text}` }] };
+  });
+  // Honours its abort signal, after cleaning up for POLITE_STOP_MS.
+  server.registerTool('polite', label, async ({ label: text }, ctx) => {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 10 * 60_000);
+      ctx.mcpReq.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        setTimeout(resolve, POLITE_STOP_MS);
+      });
+    });
+    return { content: [{ type: 'text', text: `stopped ${text}` }] };
+  });
   // Named for the harness whose `work` ignores aborts (it replaces every tool's work there).
   server.registerTool('stubborn', label, async () => ({ content: [{ type: 'text', text: 'done' }] }));
   // Fails while `failing` holds (retry-safe: the console may run it again).
@@ -142,7 +166,9 @@ export interface ConsoleHarness {
  * A tasks server with the console mounted (admin and read-only tokens), its clients, and fresh browsers. `work`
  * replaces the tools' work for every task (as a proxy's does).
  */
-export async function startConsoleHarness(options: { work?: () => TaskWork } = {}): Promise<ConsoleHarness> {
+export async function startConsoleHarness(
+  options: { work?: () => TaskWork; store?: string } = {},
+): Promise<ConsoleHarness> {
   const work = options.work;
   const tasks = await createMcpTasks({
     ...(work && { work: () => work() }),
@@ -157,8 +183,11 @@ export async function startConsoleHarness(options: { work?: () => TaskWork } = {
       stubborn: 'optional',
       flaky: { taskSupport: 'optional', retrySafe: true },
       report: 'optional',
+      deaf: 'optional',
+      polite: 'optional',
     },
-    store: 'memory',
+    store: options.store ?? 'memory',
+    metrics: true,
     // A run told to stop is flagged soon, so the tests see it.
     engine: { abortGraceMs: ABORT_GRACE_MS },
   });

@@ -28,6 +28,12 @@ export interface TaskWorkContext {
    */
   settleStatus?(reported: ReportedStatus): void;
   /**
+   * The work gave up on its abort before what it started has stopped (an MCP tool's handler: the SDK answers nothing
+   * for a cancelled request). The run's end is recorded once `ended` settles, so a handler that ignores the abort is
+   * flagged after the grace period, and one that honours it shows how long it took to stop.
+   */
+  endsLater?(ended: Promise<unknown>): void;
+  /**
    * Sends an input request to the requestor through the task: the task is `input_required` until every
    * outstanding request is answered. Resolves with the answer.
    */

@@ -49,6 +49,8 @@ interface Run {
   reported?: ReportedStatus;
   /** The work returned SUSPENDED: the run ended parked (for input or a durable timer), not finished. */
   parked?: boolean;
+  /** What the work started still runs after the work returned on its abort (TaskWorkContext.endsLater). */
+  endsLater?: Promise<unknown>;
 }
 
 const TASK_GONE = 'the task no longer exists';
@@ -216,7 +218,8 @@ export class TaskRunner {
         );
       return { outcome: 'finished' };
     } finally {
-      stopping.ended();
+      if (run.endsLater) void run.endsLater.then(stopping.ended, stopping.ended);
+      else stopping.ended();
       stopObserving();
       runs.delete(run);
       // A task's set is dropped only once empty, so an empty one is still the task's.
@@ -296,6 +299,9 @@ export class TaskRunner {
         return engine.reportProgress(taskId, update, task.attempts);
       },
       settleStatus,
+      endsLater: (ended) => {
+        run.endsLater = ended;
+      },
       requestInput: async (request) => {
         const [key] = await engine.requestInput(taskId, [request], task.attempts);
         try {

@@ -16,6 +16,7 @@ import {
 import { CORE_PROTOCOL_VERSION } from '../../protocol/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
 import type { ServerFactory, ServerLike, TransportLike } from '../ServerLike.js';
+import { watchHandlers } from './watchHandlers.js';
 
 /** Marks the server end of an internal link, so an attached server does not add tasks to its own internal calls. */
 export const INTERNAL_TRANSPORT = Symbol.for('mcp-tasks.internal-transport');
@@ -31,6 +32,8 @@ export interface InternalCallHooks {
   onProgress?(params: Record<string, unknown>): void;
   /** A log message of the tool (`notifications/message`); tasks drop them, a plain call relays them. */
   onLog?(params: Record<string, unknown>): void;
+  /** The call gave up on its abort while the tool's handler still runs: `ended` settles once that handler returns. */
+  stillRunning?(ended: Promise<void>): void;
 }
 
 /**
@@ -67,6 +70,8 @@ export class InternalLink {
   private related: RequestId | undefined;
   /** A call was abandoned (cancelled): its tool may still be running, so the link is not used again. */
   private abandoned = false;
+  /** The author's handlers still running, by request id (see watchHandlers); each leaves as it settles. */
+  private readonly handling = new Map<RequestId, Promise<void>>();
 
   private constructor(
     private readonly instance: ServerLike,
@@ -88,6 +93,12 @@ export class InternalLink {
     const [clientEnd, serverEnd] = InMemoryTransport.createLinkedPair();
     Object.defineProperty(serverEnd, INTERNAL_TRANSPORT, { value: true });
     const link = new InternalLink(instance, clientEnd as unknown as TransportLike);
+    watchHandlers(instance, (id, settled) => {
+      link.handling.set(id, settled);
+      void settled.then(() => {
+        if (link.handling.get(id) === settled) link.handling.delete(id);
+      });
+    });
     // The in-memory transport delivers synchronously inside send but drops the options: note the related request.
     const send = serverEnd.send.bind(serverEnd);
     serverEnd.send = (message, options) => {
@@ -133,6 +144,8 @@ export class InternalLink {
       return { kind: 'result', result: response.result };
     } catch (error) {
       this.abandoned = true;
+      const running = hooks.signal.aborted ? this.handling.get(id) : undefined;
+      if (running) hooks.stillRunning?.(running);
       throw error;
     } finally {
       this.current = undefined;

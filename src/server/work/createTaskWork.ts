@@ -82,6 +82,7 @@ export function createTaskWork(
             clientCapabilities: capabilities,
             requestInput: (request) => context.requestInput(request),
             onProgress,
+            stillRunning: (ended) => context.endsLater?.(ended),
           });
     return run.finally(() => status.stop());
   };
