@@ -25,8 +25,8 @@ import {
   type WakeJobData,
   type WakeJobResult,
 } from './queueJob.js';
+import { FleetSlots } from './FleetSlots.js';
 import { RunAdmission } from './RunAdmission.js';
-import { ToolSlots } from './ToolSlots.js';
 
 /** The engine a worker drives: the executor handle (its store reads decide whether a job's run is still due). */
 export type QueueWorkerEngine = EngineHandle;
@@ -43,7 +43,10 @@ export interface QueueWorkerOptions {
   prefix?: string;
   /** Tasks this worker runs at once; a tool awaiting an input answer holds its slot. Default 16. */
   concurrency?: number;
-  /** Of those, how many one owner may hold. Default: three quarters of `concurrency` (at least 1). */
+  /**
+   * How many tasks one owner may run at once across every worker of the queue (counted in its Redis). Default: three
+   * quarters of the slots of the live workers together (at least 1), so other owners' tasks always find a slot.
+   */
   maxRunningPerOwner?: number;
   /** Tasks of one tool running at once across every worker of the queue, by tool name. */
   toolConcurrency?: ToolConcurrency;
@@ -104,6 +107,9 @@ export class QueueWorker {
   private readonly shutdownTimeoutMs: number;
   private readonly logger: EngineLogger;
   private readonly admission: RunAdmission;
+  private readonly fleet: FleetSlots;
+  private readonly concurrency: number;
+  private registration: NodeJS.Timeout | undefined;
   private readonly deferMs: number;
   private closing: Promise<void> | undefined;
   private stopping = false;
@@ -116,6 +122,7 @@ export class QueueWorker {
     this.logger = options.logger ?? silent;
     this.deferMs = options.deferMs ?? 1000;
     const concurrency = Math.max(1, options.concurrency ?? 16);
+    this.concurrency = concurrency;
     this.worker = new Worker<QueueJobData, QueueJobResult>(this.queueName, (job, token) => this.take(job, token), {
       connection: toConnectionOptions(options.connection),
       ...(options.prefix !== undefined && { prefix: options.prefix }),
@@ -127,7 +134,7 @@ export class QueueWorker {
       maxStalledCount: options.maxStalledCount ?? 5,
       drainDelay: (options.drainDelayMs ?? 1000) / 1000,
     });
-    const toolSlots = new ToolSlots(
+    this.fleet = new FleetSlots(
       () => this.worker.getBackend().client,
       `${options.prefix ?? 'bull'}:${this.queueName}`,
       this.engine.leaseMs,
@@ -138,7 +145,7 @@ export class QueueWorker {
         ...(options.maxRunningPerOwner !== undefined && { maxRunningPerOwner: options.maxRunningPerOwner }),
         ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
       },
-      toolSlots,
+      this.fleet,
     );
     this.runner = new TaskRunner({
       engine: this.engine,
@@ -146,7 +153,7 @@ export class QueueWorker {
       work: options.work,
       onTick: () =>
         this.admission.renew().catch((error: unknown) => {
-          this.logger.warn({ runner: this.runnerId, error: String(error) }, 'tool concurrency renewal failed');
+          this.logger.warn({ runner: this.runnerId, error: String(error) }, 'renewal of the shared run limits failed');
         }),
       logger: this.logger,
     });
@@ -167,6 +174,10 @@ export class QueueWorker {
   /** Connects and starts taking jobs. */
   async start(): Promise<void> {
     await this.worker.waitUntilReady();
+    await this.register();
+    // The owner share is a fraction of every live worker's slots: each worker renews its entry every third of a lease.
+    this.registration = setInterval(() => void this.register(), Math.max(50, Math.floor(this.engine.leaseMs / 3)));
+    this.registration.unref();
     this.worker
       .run()
       .catch((error: unknown) => this.logger.error({ error: String(error) }, 'task queue worker stopped'));
@@ -181,6 +192,9 @@ export class QueueWorker {
   close(options: { timeoutMs?: number } = {}): Promise<void> {
     this.closing ??= (async () => {
       this.stopping = true;
+      clearInterval(this.registration);
+      // Before the connection closes; a worker that cannot say so is forgotten once its entry lapses.
+      await this.fleet.unregister(this.runnerId).catch(() => {});
       const handBack = () => this.runner.handBackAll('the worker shut down before the task finished');
       const timer = setTimeout(handBack, options.timeoutMs ?? this.shutdownTimeoutMs);
       try {
@@ -191,6 +205,15 @@ export class QueueWorker {
       }
     })();
     return this.closing;
+  }
+
+  /** Renews this worker's entry among the live workers and learns their slots together. */
+  private async register(): Promise<void> {
+    try {
+      this.admission.setFleetSlots(await this.fleet.register(this.runnerId, this.concurrency));
+    } catch (error) {
+      this.logger.warn({ runner: this.runnerId, error: String(error) }, 'worker registration failed');
+    }
   }
 
   // ---- one job --------------------------------------------------------------------------------------------------
@@ -300,8 +323,8 @@ export class QueueWorker {
       return { taskId: task.taskId, attempt, ...(await this.runner.run(task, undefined, watch)) };
     } finally {
       await this.admission.release(task.taskId).catch((error: unknown) => {
-        // The tool's run lapses with its lease.
-        this.logger.warn({ taskId: task.taskId, error: String(error) }, 'could not release a tool concurrency slot');
+        // The entries lapse with their lease.
+        this.logger.warn({ taskId: task.taskId, error: String(error) }, 'could not release a shared run slot');
       });
     }
   }

@@ -1,46 +1,72 @@
-import { RunSlots, toolOf, type TaskRecord, type ToolConcurrency } from '../../engine/index.js';
-import type { ToolSlots } from './ToolSlots.js';
+import { defaultMaxPerOwner, toolOf, type TaskRecord, type ToolConcurrency } from '../../engine/index.js';
+import type { FleetLimit, FleetSlots } from './FleetSlots.js';
 
 type Run = Pick<TaskRecord, 'taskId' | 'owner' | 'request'>;
 
+export interface RunAdmissionOptions {
+  /** This worker's slots. */
+  concurrency: number;
+  /** Running tasks one owner may hold across every worker of the queue. Default: three quarters of their slots. */
+  maxRunningPerOwner?: number;
+  toolConcurrency?: ToolConcurrency;
+}
+
 /**
- * Which queued runs a worker may start now: its own slots shared fairly across owners (no owner holds more than its
- * share of this worker's slots) and the tools' concurrency limits across every worker (through Redis). A run that is
- * refused goes back to the queue for a while; it is never dropped.
+ * Which queued runs a worker may start now. Both limits count across every worker of the queue (in its Redis): an
+ * owner's share of the running slots, so adding workers never lets one owner crowd out the others, and the tools'
+ * concurrency limits. A run that is refused goes back to the queue for a while; it is never dropped.
  */
 export class RunAdmission {
-  private readonly slots: RunSlots;
+  private readonly concurrency: number;
+  private readonly explicitOwnerCap: number | undefined;
+  private readonly toolLimit: (tool: string) => number | undefined;
   private readonly admitted = new Map<string, Run>();
+  private readonly byOwner = new Map<string, number>();
+  /** The slots of every live worker together, as last read (this worker's until then). */
+  private fleetSlots: number;
 
   constructor(
-    options: { concurrency: number; maxRunningPerOwner?: number; toolConcurrency?: ToolConcurrency },
-    private readonly tools: ToolSlots,
+    options: RunAdmissionOptions,
+    private readonly fleet: FleetSlots,
   ) {
-    this.slots = new RunSlots({
-      concurrency: options.concurrency,
-      ...(options.maxRunningPerOwner !== undefined && { maxPerOwner: options.maxRunningPerOwner }),
-      ...(options.toolConcurrency !== undefined && { toolConcurrency: options.toolConcurrency }),
-    });
+    this.concurrency = Math.max(1, options.concurrency);
+    this.fleetSlots = this.concurrency;
+    this.explicitOwnerCap =
+      options.maxRunningPerOwner === undefined ? undefined : Math.max(1, options.maxRunningPerOwner);
+    const tools = options.toolConcurrency;
+    this.toolLimit = typeof tools === 'function' ? tools : (name) => tools?.[name];
+  }
+
+  /** The running tasks one owner may hold across the workers. */
+  get ownerCap(): number {
+    return this.explicitOwnerCap ?? defaultMaxPerOwner(Math.max(this.concurrency, this.fleetSlots));
+  }
+
+  /** Records the slots of the live workers together (read on this worker's registration). */
+  setFleetSlots(slots: number): void {
+    if (Number.isFinite(slots) && slots > 0) this.fleetSlots = slots;
   }
 
   /** Takes the slots `run` needs, or says why it must wait. */
   async admit(run: Run): Promise<string | undefined> {
     if (this.admitted.has(run.taskId)) return undefined;
-    if (this.slots.runningFor(run.owner) >= this.slots.maxPerOwner) {
-      return `its owner already runs ${this.slots.maxPerOwner} tasks on this worker, its share of the slots`;
-    }
-    // Held synchronously before the Redis round trip, so concurrent jobs of one owner cannot both pass.
-    this.slots.take(run);
-    this.admitted.set(run.taskId, run);
+    const ownerCap = this.ownerCap;
+    // This worker's own runs of the owner already fill the share: no need to ask Redis.
+    if ((this.byOwner.get(run.owner) ?? 0) >= ownerCap) return ownerRefusal(ownerCap);
+    // Held before the Redis round trip, so concurrent jobs of one owner in this worker cannot both pass.
+    this.hold(run);
+    const limits: FleetLimit[] = [{ kind: 'owner', name: run.owner, limit: ownerCap }];
     const tool = toolOf(run);
-    const limit = tool === undefined ? undefined : this.slots.limitOf(tool);
-    if (tool === undefined || limit === undefined) return undefined;
+    const toolLimit = tool === undefined ? undefined : this.toolLimit(tool);
+    if (tool !== undefined && toolLimit !== undefined)
+      limits.push({ kind: 'tool', name: tool, limit: Math.max(1, toolLimit) });
     let refusal: string | undefined;
     try {
-      if (!(await this.tools.acquire(tool, limit, run.taskId)))
-        refusal = `tool '${tool}' already runs ${limit} tasks, its concurrency limit`;
+      const reached = await this.fleet.acquire(run.taskId, limits);
+      if (reached?.kind === 'owner') refusal = ownerRefusal(reached.limit);
+      else if (reached) refusal = `tool '${reached.name}' already runs ${reached.limit} tasks, its concurrency limit`;
     } catch (error) {
-      refusal = `the tool's concurrency limit could not be checked: ${String(error)}`;
+      refusal = `the shared run limits could not be checked: ${String(error)}`;
     }
     if (refusal) this.forget(run.taskId);
     return refusal;
@@ -49,19 +75,30 @@ export class RunAdmission {
   /** Frees what `admit` took for the task. */
   async release(taskId: string): Promise<void> {
     if (!this.forget(taskId)) return;
-    await this.tools.release(taskId);
+    await this.fleet.release(taskId);
   }
 
-  /** Keeps the tool runs of this worker's tasks alive (called on the lease tick). */
+  /** Keeps the shared counts of this worker's runs alive (called on the lease tick). */
   renew(): Promise<void> {
-    return this.tools.renew();
+    return this.fleet.renew();
+  }
+
+  private hold(run: Run): void {
+    this.admitted.set(run.taskId, run);
+    this.byOwner.set(run.owner, (this.byOwner.get(run.owner) ?? 0) + 1);
   }
 
   private forget(taskId: string): boolean {
     const run = this.admitted.get(taskId);
     if (!run) return false;
     this.admitted.delete(taskId);
-    this.slots.release(run);
+    const left = (this.byOwner.get(run.owner) ?? 1) - 1;
+    if (left > 0) this.byOwner.set(run.owner, left);
+    else this.byOwner.delete(run.owner);
     return true;
   }
+}
+
+function ownerRefusal(cap: number): string {
+  return `its owner already runs ${cap} tasks across the workers, its share of the slots`;
 }
