@@ -34,7 +34,10 @@ export interface RunWorkerOptions {
   redisUrl: string;
   /** Tasks this worker runs at once; a tool awaiting an input answer holds its slot. Default 16. */
   concurrency?: number;
-  /** Of those, how many one owner may hold, so other owners' tasks find a slot. Default: three quarters. */
+  /**
+   * How many tasks one owner may run at once across all workers of the queue, so other owners' tasks find a slot.
+   * Default: three quarters of the live workers' slots together.
+   */
   maxRunningPerOwner?: number;
   /**
    * The tool policies the servers use (`createMcpTasks({ tools })`): a tool's `concurrency` limits its tasks running
