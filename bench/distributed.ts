@@ -12,7 +12,10 @@
 // Raw BullMQ: the same workers count, concurrency, in-flight and Redis moving empty jobs (rawBullmq.ts); each queue
 // row's tasks/s is printed as a ratio of the raw row with as many workers, with the Redis commands a task
 // (INFO commandstats, every client) and, on PostgreSQL, the transactions a task (pg_stat_database) beside the raw
-// queue's commands a job.
+// queue's commands a job, and each kind of Redis command a task (the commands Lua scripts run count by their own kind,
+// the script call itself as evalsha).
+// BENCH_ONLY=redis|postgres measures the queue rows of that store only (no SQLite baseline); BENCH_RAW=0 skips the raw
+// BullMQ rows (no ratios then): for quick comparisons while changing one store.
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,6 +55,8 @@ interface Figures {
   cpu: Record<string, number>;
   /** Per completed task at saturation: Redis commands, PostgreSQL transactions (where the row uses them). */
   counts: Record<string, number>;
+  /** Per completed task at saturation: Redis commands by kind (queue rows). */
+  redisKinds?: Record<string, number>;
 }
 
 /** Server-side counters read before and after the saturated run (each a running total). */
@@ -129,8 +134,10 @@ async function measure(
   workers: string,
   processes: Processes,
   counters: Counters = {},
+  redisUrl?: string,
 ): Promise<Figures> {
   await saturate(engine, WARMUP_MS);
+  const kindsBefore = redisUrl === undefined ? undefined : await redisCommandsByKind(redisUrl);
   const meters = Object.entries({ requestor: () => [process.pid], ...processes }).map(
     ([group, pids]) => [group, cpuOf(pids)] as const,
   );
@@ -141,6 +148,13 @@ async function measure(
   const counts = Object.fromEntries(
     Object.keys(counters).map((name) => [name, (after[name]! - before[name]!) / count]),
   );
+  let redisKinds: Record<string, number> | undefined;
+  if (redisUrl !== undefined && kindsBefore) {
+    const kindsAfter = await redisCommandsByKind(redisUrl);
+    redisKinds = Object.fromEntries(
+      [...kindsAfter].map(([kind, calls]) => [kind, (calls - (kindsBefore.get(kind) ?? 0)) / count]),
+    );
+  }
   const samples = await steady(engine, MEASURE_MS);
   return {
     label,
@@ -150,7 +164,19 @@ async function measure(
     endToEnd: samples.map((s) => s.endToEnd),
     cpu,
     counts,
+    ...(redisKinds && { redisKinds }),
   };
+}
+
+/** Calls of each kind of command the Redis server has served (INFO commandstats), by lower-case name. */
+async function redisCommandsByKind(url: string): Promise<Map<string, number>> {
+  const client = new Redis(url);
+  try {
+    const stats = await client.info('commandstats');
+    return new Map([...stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => [m[1] as string, Number(m[2])]));
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** The Redis server's process id (INFO), so its CPU counts: the queue's and the Redis store's work runs there. */
@@ -202,7 +228,7 @@ async function distributed(backend: Backend, redisUrl: string, workerCount: numb
     };
     const counters: Counters = { redis: () => redisCommandsServed(redisUrl) };
     if (backend.kind === 'postgres') counters['postgres'] = () => postgresTransactions(backend.url);
-    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount), processes, counters);
+    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount), processes, counters, redisUrl);
   } finally {
     await Promise.all(workers.map(stopWorker));
     await producer.close();
@@ -238,12 +264,13 @@ console.log(
   `mcp-tasks distributed benchmark — tasks/s with ${IN_FLIGHT} tasks in flight; pickup and end-to-end latency at a ` +
     `steady ${STEADY_RATE} tasks/s; ${CONCURRENCY} slots per executor; ${MEASURE_MS / 1000} s per measurement\n`,
 );
+const only = process.env['BENCH_ONLY'];
 const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-'));
 const rows: Figures[] = [];
 const raw = new Map<number, RawFigures>();
 try {
-  rows.push(await baseline(dir));
-  if (redisUrl) {
+  if (only === undefined) rows.push(await baseline(dir));
+  if (redisUrl && process.env['BENCH_RAW'] !== '0') {
     const pid = await redisPid(redisUrl);
     for (const workers of [1, 2]) {
       raw.set(
@@ -264,9 +291,9 @@ try {
     console.log('MCP_TASKS_TEST_REDIS_URL is not set: no queue rows (eval "$(scripts/services.sh start)" first)\n');
   } else {
     const backends: Array<() => Promise<Backend>> = [];
-    if (postgresUrl) backends.push(() => postgresBackend(postgresUrl));
-    else console.log('MCP_TASKS_TEST_POSTGRES_URL is not set: no PostgreSQL rows\n');
-    backends.push(() => redisBackend(redisUrl));
+    if (!postgresUrl) console.log('MCP_TASKS_TEST_POSTGRES_URL is not set: no PostgreSQL rows\n');
+    else if (only !== 'redis') backends.push(() => postgresBackend(postgresUrl));
+    if (only !== 'postgres') backends.push(() => redisBackend(redisUrl));
     for (const open of backends) {
       const backend = await open();
       try {
@@ -305,19 +332,21 @@ for (const row of rows) {
       `${fmt((cores * 1000) / all).padStart(11)}`,
   );
 }
-const base = rows[0] as Figures;
-console.log('\nratios (tasks/s):');
-for (const row of rows.slice(1)) {
-  console.log(
-    `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} vs SQLite in-process ${fmt(row.tasksPerSecond / base.tasksPerSecond, 2)}`,
-  );
+const base = rows.find((row) => row.workers === '—');
+if (base) {
+  console.log('\nratios (tasks/s):');
+  for (const row of rows.slice(1)) {
+    console.log(
+      `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} vs SQLite in-process ${fmt(row.tasksPerSecond / base.tasksPerSecond, 2)}`,
+    );
+  }
 }
 if (raw.size > 0) {
   console.log('\nagainst raw BullMQ (empty jobs, same workers, concurrency, in-flight and Redis):');
   console.log(
     'configuration                              tasks/s   raw jobs/s   ratio   Redis cmds/task   raw cmds/job   ratio   PG xacts/task',
   );
-  for (const row of rows.slice(1)) {
+  for (const row of rows.filter((row) => row !== base)) {
     const queue = raw.get(Number(row.workers));
     if (!queue) continue;
     const commands = row.counts['redis'] ?? Number.NaN;
@@ -340,4 +369,13 @@ for (const kind of ['postgres', 'redis']) {
   const [one, two] = rows.filter((row) => row.label.startsWith(kind));
   if (one && two)
     console.log(`${`${kind}: 2 workers vs 1`.padEnd(40)} ${fmt(two.tasksPerSecond / one.tasksPerSecond, 2)}`);
+}
+console.log("\nRedis commands a task by kind (at least 0.5; a script's own commands count by their kind):");
+for (const row of rows) {
+  if (!row.redisKinds) continue;
+  const kinds = Object.entries(row.redisKinds)
+    .filter(([, calls]) => calls >= 0.5)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, calls]) => `${kind} ${fmt(calls, 1)}`);
+  console.log(`${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} ${kinds.join(', ')}`);
 }
