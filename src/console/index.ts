@@ -6,4 +6,3 @@ export { TaskConsole, type ConsoleOptions } from './TaskConsole.js';
 export type { QueueStats, Overview } from './overview.js';
 export type { ConsoleAuditRecord } from './ConsoleActions.js';
 export { serveConsole, type ConsoleServerHandle } from './serveConsole.js';
-export { requestUrlOf } from './requestUrl.js';

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 import { MAX_ACTION_BODY_BYTES } from './readJsonBody.js';
-import { requestUrlOf } from './requestUrl.js';
+import { requestUrlOf } from '../protocol/index.js';
 import type { TaskConsole } from './TaskConsole.js';
 
 export interface ConsoleServerHandle {

@@ -6,6 +6,7 @@ export * from './ext2026.js';
 export * from './generations.js';
 export * from './progressMeta.js';
 export * from './relatedTask.js';
+export * from './requestUrl.js';
 export * from './retention.js';
 export * from './sep1686.js';
 export * from './wireObject.js';

@@ -12,11 +12,17 @@ import { tempDir } from '../helpers/tmp.js';
 const SERVER = fileURLToPath(new URL('./fixtures/lazyServer.mjs', import.meta.url));
 const BACKENDS = ['pg', 'ioredis', 'bullmq', 'better-sqlite3', 'prom-client', 'hono', '@hono/node-server'];
 
+/** The packages a task server loaded (see `loads`). */
+async function packagesLoaded(store: string, ...alsoImport: string[]): Promise<Set<string>> {
+  return (await loads(store, ...alsoImport)).packages;
+}
+
 /**
  * Runs a task server from the built package (imported by its name, as a user would) on `store`, talks MCP to it, and
- * returns the packages the process loaded, through the ESM loader or `require`.
+ * returns the packages the process loaded, through the ESM loader or `require`, and the package's own modules it
+ * loaded (paths under dist/src/).
  */
-async function packagesLoaded(store: string, ...alsoImport: string[]): Promise<Set<string>> {
+async function loads(store: string, ...alsoImport: string[]): Promise<{ packages: Set<string>; ours: string[] }> {
   const log = join(tempDir(), 'loads.log');
   const child = spawn(process.execPath, [SERVER, 'mcp-tasks', store, log, ...alsoImport], {
     stdio: ['pipe', 'pipe', 'inherit'],
@@ -49,14 +55,18 @@ async function packagesLoaded(store: string, ...alsoImport: string[]): Promise<S
           .join('/'),
       );
   }
-  return packages;
+  const ours = paths.filter((path) => path.includes('/dist/src/')).map((path) => path.split('/dist/src/')[1] as string);
+  return { packages, ours };
 }
 
 describe('backends load lazily from the built package', () => {
-  it('with the memory store, no database driver, queue client or metrics library is loaded', async () => {
-    const loaded = await packagesLoaded('memory');
+  it('with the memory store, no database driver, queue client, metrics library or console is loaded', async () => {
+    const { packages: loaded, ours } = await loads('memory');
     expect(loaded).toContain('@modelcontextprotocol/server');
     expect(BACKENDS.filter((name) => loaded.has(name))).toEqual([]);
+    // serveHttp without `console` leaves the operator console unloaded.
+    expect(ours).toContain('server/http/serveHttp.js');
+    expect(ours.filter((module) => module.startsWith('console/'))).toEqual([]);
   });
 
   it('with a SQLite file, only better-sqlite3 is loaded of them', async () => {

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 import { localhostAllowedHostnames, validateHostHeader } from '@modelcontextprotocol/server';
 
-import { requestUrlOf, TaskConsole, type ConsoleOptions } from '../../console/index.js';
+import type { ConsoleOptions, TaskConsole } from '../../console/index.js';
+import { requestUrlOf } from '../../protocol/index.js';
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { LazyAbort } from '../connection/LazyAbort.js';
@@ -106,9 +107,10 @@ export async function serveHttp(
           webRequest: plain.webRequest !== false,
         });
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
+  // The console (and its page's code) loads only when it is configured.
   const taskConsole =
     options.console &&
-    new TaskConsole(tasks.engine, {
+    new (await import('../../console/index.js')).TaskConsole(tasks.engine, {
       ...(executor.queueStats && { queueStats: executor.queueStats.bind(executor) }),
       ...(options.allowedHostnames && { allowedHostnames: options.allowedHostnames }),
       ...(options.allowedOrigins && { allowedOrigins: options.allowedOrigins }),

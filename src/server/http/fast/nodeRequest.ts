@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 
 import { DEFAULT_MAX_REQUEST_BODY_SIZE } from '@modelcontextprotocol/server';
 
-import { requestUrlOf } from '../../../console/index.js';
+import { requestUrlOf } from '../../../protocol/index.js';
 
 /** A body over the size limit, refused before it is all read (as the SDK's `toWebRequest` refuses it). */
 export class RequestBodyTooLargeError extends Error {
