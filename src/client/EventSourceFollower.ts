@@ -213,7 +213,8 @@ async function* poll(
   }
 }
 
-function eventOf(occurrence: Record<string, unknown> | EventOccurrence, cursor: unknown): TaskEvent | undefined {
+/** A received occurrence as a TaskEvent with `cursor`; undefined when it lacks the fields every event has. */
+export function eventOf(occurrence: Record<string, unknown> | EventOccurrence, cursor: unknown): TaskEvent | undefined {
   const { eventId, name, timestamp, data } = occurrence as Record<string, unknown>;
   if (typeof eventId !== 'string' || typeof name !== 'string' || typeof timestamp !== 'string' || !isObject(data))
     return undefined;

@@ -1,3 +1,4 @@
+import type { EventSource } from '../protocol/index.js';
 import type { StartResult } from './dialects/TaskDialect.js';
 import type { TaskSnapshot } from './TaskSnapshot.js';
 
@@ -12,4 +13,6 @@ export interface HandleInit {
   /** SEP-1686: the original request's wire id. */
   requestId?: string | number;
   answeredKeys?: Iterable<string>;
+  /** The event source a stored handle kept, when attaching to a task this process did not start. */
+  eventSource?: EventSource;
 }

@@ -1,3 +1,4 @@
+import { EventSourceSchema } from '../protocol/index.js';
 import type { ClientSession } from './ClientSession.js';
 import type { HandleInit } from './HandleInit.js';
 import type { HandleStore, StoredHandle } from './HandleStore.js';
@@ -66,11 +67,15 @@ export class HandleRegistry {
 
   /** A handle for a task this client did not start in this process (attach, resume). */
   adopt(snapshot: TaskSnapshot, record: StoredHandle | undefined): TaskHandle {
+    // A record is a file on disk: its event source is taken only if it still has the shape, and only for its task.
+    const keptSource = EventSourceSchema.safeParse(record?.eventSource);
     const handle = openTaskHandle(this.context, {
       ...(record?.toolName !== undefined && { toolName: record.toolName }),
       snapshot,
       ...(record?.requestId !== undefined && { requestId: record.requestId }),
       ...(record?.answeredKeys !== undefined && { answeredKeys: record.answeredKeys }),
+      ...(keptSource.success &&
+        keptSource.data.input['taskId'] === snapshot.taskId && { eventSource: keptSource.data }),
     });
     this.live.set(snapshot.taskId as string, handle);
     return handle;
@@ -123,6 +128,7 @@ export class HandleRegistry {
       target: targetKey(this.session.target),
       endpoint: describeTarget(this.session.target),
       ...(handle.toolName !== undefined && { toolName: handle.toolName }),
+      ...(handle.eventSource !== undefined && { eventSource: handle.eventSource }),
       storedAt: new Date().toISOString(),
       ...(sessionId !== undefined && { sessionId }),
       ...(protocolVersion !== undefined && { protocolVersion }),

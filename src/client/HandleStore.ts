@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
+import type { EventSource } from '../protocol/index.js';
 import type { DialectName, DialectPreference } from './DialectName.js';
 import type { TargetDescriptor } from './TaskTarget.js';
 
@@ -25,6 +26,8 @@ export interface StoredHandle {
   requestId?: string | number;
   /** Extension: `inputRequests` keys already answered (spec E11). */
   answeredKeys?: string[];
+  /** Where the task publishes its events, so a later process follows them too (Task Event Sources). */
+  eventSource?: EventSource;
 }
 
 /**

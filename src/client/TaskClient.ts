@@ -4,6 +4,7 @@ import { EVENTS_EXTENSION, type EventSource } from '../protocol/index.js';
 import { ClientSession } from './ClientSession.js';
 import type { DialectName } from './DialectName.js';
 import type { FollowOptions, TaskEvent } from './EventSourceFollower.js';
+import { openEventsClient, type EventsClient } from './EventsClient.js';
 import type { TaskDialect } from './dialects/TaskDialect.js';
 import { HandleRegistry } from './HandleRegistry.js';
 import { HandleStore } from './HandleStore.js';
@@ -141,6 +142,17 @@ export class TaskClient {
     if (!dialect.events || !this.session.offersEvents())
       throw new TaskNotSupportedError(EVENTS_EXTENSION, 'The server does not offer the Events extension');
     return dialect.events(source, options);
+  }
+
+  /**
+   * The Events extension's requests for any event type: list, poll, stream, webhook subscribe and unsubscribe. Throws
+   * TaskNotSupportedError where the server does not offer Events.
+   */
+  events(): EventsClient {
+    const dialect = this.open();
+    if (!dialect.eventsContext || !this.session.offersEvents())
+      throw new TaskNotSupportedError(EVENTS_EXTENSION, 'The server does not offer the Events extension');
+    return openEventsClient(dialect.eventsContext());
   }
 
   /** The task's current state, from one `tasks/get`. */

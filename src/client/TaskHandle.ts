@@ -54,6 +54,7 @@ export class TaskHandle {
   private cancelPhase: CancelPhase = 'none';
   private readonly feed: SnapshotFeed;
   private readonly started: StartResult | undefined;
+  private readonly keptSource: EventSource | undefined;
   private readonly abort: AbortController | undefined;
   /** Aborted when the handle stops following (settled or detached): input handlers stop with it. */
   private readonly stop = new AbortController();
@@ -82,6 +83,7 @@ export class TaskHandle {
     this.toolName = init.toolName;
     this.feed = new SnapshotFeed(init.snapshot);
     this.started = init.started;
+    this.keptSource = init.eventSource;
     this.abort = init.abort;
     this.requestId = init.requestId;
     this.answered = new Set(init.answeredKeys ?? []);
@@ -123,7 +125,7 @@ export class TaskHandle {
 
   /** Where the task publishes intermediate results: on the 2026 extension, when the server declared Events. */
   get eventSource(): EventSource | undefined {
-    return this.started?.kind === 'task' ? this.started.eventSource : undefined;
+    return this.started?.kind === 'task' ? this.started.eventSource : this.keptSource;
   }
 
   /**
@@ -131,9 +133,8 @@ export class TaskHandle {
    * `events/stream`, else polls, from the source's start or `options.cursor` (a persisted `event.cursor`). Status
    * is still followed through `tasks/get` (spec TS15); the iteration ends when the server ends the subscription at the
    * task's end, or as soon as this handle sees it end (TS18), and at once without an event source. Events that arrive
-   * after the handle saw the end are dropped (TS19). Called on a handle already seen terminal, it replays the task's
-   * retained events until the server ends the subscription. A refused subscription ends it without failing the task
-   * (TS16).
+   * after the handle saw the end are dropped (TS19); on a handle already seen terminal, it replays the task's log. A
+   * refused subscription ends it without failing the task (TS16).
    */
   async *events(options: Omit<FollowOptions, 'signal'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
     const source = this.eventSource;

@@ -10,6 +10,14 @@ export {
   type StoredSession,
 } from './HandleStore.js';
 export type { FollowOptions, TaskEvent } from './EventSourceFollower.js';
+export {
+  EventsClient,
+  type EventTypePage,
+  type PolledEvents,
+  type PollOptions,
+  type WebhookGrant,
+  type WebhookOptions,
+} from './EventsClient.js';
 export type { HandlePhase } from './HandlePhase.js';
 export {
   type ElicitationHandler,

@@ -16,6 +16,16 @@ export {
 // A task's intermediate results (Task Event Sources, docs/events.md): `handle.events()`, `client.followEvents()`.
 export type { FollowOptions, TaskEvent } from '../client/index.js';
 export type { EventSource } from '../protocol/index.js';
+// Any event type, by the Events extension's requests (`client.events()`): list, poll, stream, webhook subscriptions.
+export type {
+  EventsClient,
+  EventTypePage,
+  PolledEvents,
+  PollOptions,
+  WebhookGrant,
+  WebhookOptions,
+} from '../client/index.js';
+export type { EventDescriptor } from '../protocol/index.js';
 export { HandleStore, type HandleStoreOptions, type StoredHandle, type StoredSession } from '../client/index.js';
 export type { CallMode, DialectName, DialectPreference } from '../client/index.js';
 // The three wire generations of tasks, as a dialect preference names them.

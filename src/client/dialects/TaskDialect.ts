@@ -1,6 +1,6 @@
 import type { EventSource } from '../../protocol/index.js';
 import type { DialectName } from '../DialectName.js';
-import type { FollowOptions, TaskEvent } from '../EventSourceFollower.js';
+import type { FollowContext, FollowOptions, TaskEvent } from '../EventSourceFollower.js';
 import type { RpcErrorObject } from '../TaskClientError.js';
 import type { TaskPayload } from '../TaskOutcome.js';
 import type { TaskSnapshot } from '../TaskSnapshot.js';
@@ -105,6 +105,8 @@ export interface TaskDialect {
   delete?(taskId: string): Promise<void>;
   /** The extension with Events only: follows a task's event source. */
   events?(source: EventSource, options?: FollowOptions): AsyncGenerator<TaskEvent, void, undefined>;
+  /** The extension with Events only: what the Events requests of any type are sent with. */
+  eventsContext?(): FollowContext;
   /** The task a notification is about, if it is a status notification of this dialect. */
   notificationTaskId(method: string, params: Record<string, unknown> | undefined): string | undefined;
 }

@@ -13,7 +13,7 @@ import {
   type EventSource,
   type ExtTask,
 } from '../../protocol/index.js';
-import { followEventSource, type FollowOptions, type TaskEvent } from '../EventSourceFollower.js';
+import { followEventSource, type FollowContext, type FollowOptions, type TaskEvent } from '../EventSourceFollower.js';
 import type { InputRouter } from '../InputRouter.js';
 import type { RawChannel, RawReply } from '../RawChannel.js';
 import {
@@ -123,15 +123,15 @@ export class Ext2026Dialect implements TaskDialect {
 
   /** Follows a task's event source (push, else poll), from `options.cursor` or its initialCursor. */
   events(source: EventSource, options: FollowOptions = {}): AsyncGenerator<TaskEvent, void, undefined> {
-    return followEventSource(
-      {
-        raw: this.context.raw,
-        envelope: () => this.context.envelope(true),
-        cancelByStream: this.context.cancelByStream,
-      },
-      source,
-      options,
-    );
+    return followEventSource(this.eventsContext(), source, options);
+  }
+
+  eventsContext(): FollowContext {
+    return {
+      raw: this.context.raw,
+      envelope: () => this.context.envelope(true),
+      cancelByStream: this.context.cancelByStream,
+    };
   }
 
   async get(taskId: string): Promise<PollResult> {
