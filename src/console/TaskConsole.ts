@@ -11,6 +11,9 @@ import { LiveStreams } from './LiveStreams.js';
 import { readOverview, type Overview, type QueueStats } from './overview.js';
 import { readJsonBody } from './readJsonBody.js';
 import { readOwners, type Owners } from './readOwners.js';
+import { readSubscriptions, type Subscriptions } from './readSubscriptions.js';
+import { readTaskDeliveries } from './readTaskDeliveries.js';
+import { readTaskEvents } from './readTaskEvents.js';
 import { parseTaskQuery, QueryError, readTaskPage } from './TaskQuery.js';
 import { detailOf } from './taskViews.js';
 
@@ -60,6 +63,7 @@ export class TaskConsole {
   private refreshing: Promise<Overview> | undefined;
   private countsCache: { at: number; value: Promise<Partial<Record<TaskStatus, number>>> } | undefined;
   private ownersCache: { at: number; value: Promise<Owners> } | undefined;
+  private subscriptionsCache: { at: number; value: Promise<Subscriptions> } | undefined;
 
   constructor(
     private readonly engine: TaskEngine,
@@ -171,6 +175,7 @@ export class TaskConsole {
       return exportTasks(this.browse(), url.searchParams, this.engine.clock.now());
     if (request.method === 'GET' && rest === '/api/overview') return json(200, await this.overview(OVERVIEW_TTL_MS));
     if (request.method === 'GET' && rest === '/api/owners') return json(200, await this.owners());
+    if (request.method === 'GET' && rest === '/api/subscriptions') return json(200, await this.subscriptions());
     if (request.method === 'GET' && rest === '/api/stream')
       return this.streams.open(url.searchParams, request.signal, role);
     if (rest === '/api/cancel') {
@@ -236,6 +241,17 @@ export class TaskConsole {
     return this.ownersCache.value;
   }
 
+  /** The subscriptions page, shared by every request for as long as the owners view (it reads owner by owner). */
+  private subscriptions(): Promise<Subscriptions> {
+    const now = this.engine.clock.now();
+    if (!this.subscriptionsCache || now - this.subscriptionsCache.at > OVERVIEW_TTL_MS) {
+      const value = readSubscriptions(this.browse(), this.engine.store.webhooks, now);
+      this.subscriptionsCache = { at: now, value };
+      value.catch(() => (this.subscriptionsCache = undefined));
+    }
+    return this.subscriptionsCache.value;
+  }
+
   /**
    * The overview, shared by every request: once older than `maxAgeMs` it is read again in the background while
    * requests get the previous one, so no page waits for the counts (they read every task's index entry).
@@ -259,8 +275,14 @@ export class TaskConsole {
   private async task(taskId: string) {
     const record = await this.engine.store.get(taskId);
     if (!record || this.engine.isExpired(record, this.engine.clock.now())) return undefined;
-    const timeline = await this.engine.timeline(record.owner, taskId).catch(() => []);
-    return { task: detailOf(record), timeline, now: this.engine.clock.now() };
+    const { store } = this.engine;
+    // Beside the timeline: what the task's work emitted and where its events are delivered (none where unsupported).
+    const [timeline, events, webhooks] = await Promise.all([
+      this.engine.timeline(record.owner, taskId).catch(() => []),
+      readTaskEvents(store.eventLog, taskId).catch(() => undefined),
+      readTaskDeliveries(store.webhooks, record.owner, taskId).catch(() => undefined),
+    ]);
+    return { task: detailOf(record), timeline, events, webhooks, now: this.engine.clock.now() };
   }
 }
 

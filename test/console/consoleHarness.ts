@@ -10,8 +10,9 @@ import * as z from 'zod/v4';
 import { TaskClient, type DialectPreference, type TaskHandle } from '../../src/client/index.js';
 import type { ConsoleAuditRecord } from '../../src/console/ConsoleActions.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
-import type { TaskWork } from '../../src/engine/index.js';
-import { withSteps } from '../../src/workflow/index.js';
+import type { TaskStore, TaskWork } from '../../src/engine/index.js';
+import type { EventsOptions } from '../../src/events/index.js';
+import { emitTaskEvent, withSteps } from '../../src/workflow/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const ADMIN_TOKEN = 'admin-token-for-tests';
@@ -31,6 +32,15 @@ export function chromiumAvailable(): boolean {
 export const deafTool = { release: () => {} };
 /** How long the `polite` tool takes to stop once told to. */
 export const POLITE_STOP_MS = 150;
+
+/** The event type the `emitter` tool emits (declared when the harness serves events). */
+export const FINDING = 'com.example.finding';
+export const FINDING_TYPE = {
+  name: FINDING,
+  description: 'A finding',
+  payloadSchema: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+  tools: ['emitter'],
+};
 
 /** Whether the `flaky` tool fails. */
 export const flaky = { failing: true };
@@ -115,6 +125,16 @@ function createServer(): McpServer {
     });
     return { content: [{ type: 'text', text: `stopped ${text}` }] };
   });
+  // Emits FINDING events (the text of each is its label), then runs until cancelled.
+  server.registerTool(
+    'emitter',
+    { inputSchema: z.object({ titles: z.array(z.string()) }) },
+    async ({ titles }, ctx) => {
+      for (const title of titles) await emitTaskEvent(ctx, FINDING, { title });
+      await new Promise<void>((resolve) => ctx.mcpReq.signal.addEventListener('abort', () => resolve()));
+      return { content: [{ type: 'text', text: `emitted ${titles.length}` }] };
+    },
+  );
   // Named for the harness whose `work` ignores aborts (it replaces every tool's work there).
   server.registerTool('stubborn', label, async () => ({ content: [{ type: 'text', text: 'done' }] }));
   // Fails while `failing` holds (retry-safe: the console may run it again).
@@ -167,7 +187,7 @@ export interface ConsoleHarness {
  * replaces the tools' work for every task (as a proxy's does).
  */
 export async function startConsoleHarness(
-  options: { work?: () => TaskWork; store?: string } = {},
+  options: { work?: () => TaskWork; store?: string | TaskStore; events?: EventsOptions } = {},
 ): Promise<ConsoleHarness> {
   const work = options.work;
   const tasks = await createMcpTasks({
@@ -185,7 +205,9 @@ export async function startConsoleHarness(
       report: 'optional',
       deaf: 'optional',
       polite: 'optional',
+      emitter: 'optional',
     },
+    ...(options.events && { events: options.events }),
     store: options.store ?? 'memory',
     metrics: true,
     // A run told to stop is flagged soon, so the tests see it.

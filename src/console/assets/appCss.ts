@@ -90,6 +90,17 @@ dialog::backdrop { background: rgba(0, 0, 0, 0.4); }
 .actions { display: flex; gap: 8px; justify-content: flex-end; flex-wrap: wrap; }
 .actions.start { justify-content: flex-start; }
 .skip { color: var(--muted); font-size: 13px; }
+.beside { display: grid; grid-template-columns: minmax(0, 3fr) minmax(0, 2fr); gap: 12px; align-items: start; }
+.beside > section, .side > section { margin-bottom: 12px; }
+ol.events { list-style: none; padding: 0; margin: 0; max-height: 420px; overflow: auto; }
+ol.events li { display: grid; grid-template-columns: 3em 1fr auto; gap: 4px 8px; padding: 4px 0; border-bottom: 1px solid var(--line); }
+ol.events .seq, ol.events time { color: var(--muted); font-variant-numeric: tabular-nums; font-size: 13px; }
+ol.events code.type { overflow-wrap: anywhere; }
+pre.event-data { grid-column: 1 / -1; max-height: 120px; white-space: pre-wrap; overflow-wrap: anywhere; padding: 4px 6px; }
+.subscription { border-left: 4px solid var(--working); padding-left: 10px; margin: 8px 0; }
+.subscription .url, td.url { font-family: ui-monospace, monospace; font-size: 13px; overflow-wrap: anywhere; }
+table.deliveries { margin-top: 6px; }
+@media (max-width: 1100px) { .beside { grid-template-columns: 1fr; } }
 @media (max-width: 700px) {
   main { padding: 8px; }
   table, thead, tbody, tr, td { display: block; }

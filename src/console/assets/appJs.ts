@@ -350,6 +350,7 @@ function route() {
   const match = /^#\\/task\\/(.+)$/.exec(location.hash);
   if (match) renderTask(decodeURIComponent(match[1]));
   else if (location.hash === '#/owners') renderOwners();
+  else if (location.hash === '#/subscriptions') renderSubscriptions();
   else renderList();
   main.focus({ preventScroll: true });
 }

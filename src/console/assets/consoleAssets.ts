@@ -5,6 +5,8 @@ import { APP_JS } from './appJs.js';
 import { CONTENT_VIEW_JS } from './contentViewJs.js';
 import { INDEX_HTML } from './indexHtml.js';
 import { OWNERS_JS } from './ownersJs.js';
+import { SUBSCRIPTIONS_JS } from './subscriptionsJs.js';
+import { TASK_ACTIVITY_JS } from './taskActivityJs.js';
 import { TASK_PAGE_JS } from './taskPageJs.js';
 
 /**
@@ -17,7 +19,9 @@ const SCRIPT = [
   CONTENT_VIEW_JS,
   ANSWER_FORM_JS,
   TASK_PAGE_JS,
+  TASK_ACTIVITY_JS,
   OWNERS_JS,
+  SUBSCRIPTIONS_JS,
 ].join('\n');
 
 const ASSETS: Record<string, { body: string; type: string }> = {

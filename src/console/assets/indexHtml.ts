@@ -11,7 +11,7 @@ export const INDEX_HTML = `<!doctype html>
 <body>
 <header class="top">
   <a class="brand" href="#/">mcp-tasks console</a>
-  <nav aria-label="Views"><a href="#/">Tasks</a> · <a href="#/owners" id="nav-owners">Owners</a></nav>
+  <nav aria-label="Views"><a href="#/">Tasks</a> · <a href="#/owners" id="nav-owners">Owners</a> · <a href="#/subscriptions" id="nav-subscriptions">Subscriptions</a></nav>
   <span id="role" class="role"></span>
   <span id="live" class="live" aria-live="polite"></span>
 </header>

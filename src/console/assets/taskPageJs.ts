@@ -96,7 +96,7 @@ function drawTask(data) {
   }
   parts.push(details);
   parts.push(el('section', { class: 'arguments' }, [el('h2', { text: 'Arguments' }), jsonBlock(task.arguments, 'JSON', true)]));
-  parts.push(timelineSection(data.timeline, task.createdAt));
+  parts.push(activityRow(data));
   main.replaceChildren(...parts);
   if (focused) { const again = document.getElementById(focused); if (again) again.focus(); }
 }
