@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-import { TASK_STATUS_EVENT, TaskEventRejectedError } from '../engine/index.js';
+import { TASK_PROGRESS_EVENT, TASK_STATUS_EVENT, TaskEventRejectedError } from '../engine/index.js';
 import { ErrorCodes, RpcError } from '../rpc/index.js';
 import type { DeliveryMode, EventDescriptor } from '../protocol/index.js';
 
@@ -45,6 +45,28 @@ const STATUS_TYPE: EventTypeOptions = {
   payloadSchema: STATUS_PAYLOAD_SCHEMA,
 };
 
+/**
+ * The runtime's progress type: a task's progress reports, coalesced to one a second and bounded to half the task's
+ * log (TaskEvents.recordProgress), where the 2026 tasks extension sends no progress notifications.
+ */
+const PROGRESS_TYPE: EventTypeOptions = {
+  name: TASK_PROGRESS_EVENT,
+  description: "A task's work reported progress (at most one a second per task: the latest report of each second)",
+  payloadSchema: {
+    type: 'object',
+    properties: {
+      taskId: { type: 'string' },
+      progress: { type: 'number' },
+      total: { type: 'number' },
+      message: { type: 'string' },
+    },
+    required: ['taskId', 'progress'],
+  },
+};
+
+/** The types the runtime records itself: no work may emit them. */
+const RUNTIME_TYPES: ReadonlySet<string> = new Set([TASK_STATUS_EVENT, TASK_PROGRESS_EVENT]);
+
 /** Types listed per `events/list` page (spec V13). */
 export const EVENT_TYPES_PAGE_SIZE = 100;
 
@@ -56,7 +78,7 @@ interface CompiledType {
 const taskArguments = z.strictObject({ taskId: z.string().min(1) });
 
 /**
- * The event types a server offers: the author's, and the runtime's task status type; sorted by name so `events/list`
+ * The event types a server offers: the author's, and the runtime's task status and progress types; sorted by name so `events/list`
  * keeps one order (spec V13, §3 practice). Each payloadSchema is compiled once, at start-up: a schema that cannot be
  * compiled fails there, not at the first emit.
  */
@@ -69,7 +91,7 @@ export class EventCatalog {
     /** The modes every type offers: poll and push always, webhook when webhook delivery is configured. */
     readonly delivery: readonly DeliveryMode[],
   ) {
-    for (const options of [...types, STATUS_TYPE]) {
+    for (const options of [...types, STATUS_TYPE, PROGRESS_TYPE]) {
       if (typeof options.name !== 'string' || options.name.length === 0)
         throw new TypeError('An event type needs a non-empty name');
       if (this.types.has(options.name)) throw new TypeError(`Event type ${options.name} is registered twice`);
@@ -96,7 +118,7 @@ export class EventCatalog {
   /** The engine's `checkEvent`: a registered type (not the runtime's own) and data its payloadSchema accepts. */
   readonly check = (type: string, data: Record<string, unknown>): void => {
     const known = this.types.get(type);
-    if (!known || type === TASK_STATUS_EVENT)
+    if (!known || RUNTIME_TYPES.has(type))
       throw new TaskEventRejectedError('unknown_type', `Event type ${type} is not registered`);
     const parsed = known.payload.safeParse(data);
     if (!parsed.success) {

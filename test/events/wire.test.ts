@@ -54,7 +54,7 @@ for (const [storeName, spec] of [
       const listed = await alice.request('events/list');
       expect(listed.result?.['resultType']).toBe('complete');
       const events = listed.result?.['events'] as Array<Record<string, unknown>>;
-      expect(events.map((event) => event['name'])).toEqual([NOTE, STAGE, STATUS]);
+      expect(events.map((event) => event['name'])).toEqual([NOTE, STAGE, 'io.github.mcp-tasks.progress', STATUS]);
       for (const event of events) {
         expect(event['delivery']).toEqual(['poll', 'push']);
         expect(event['inputSchema']).toMatchObject({ required: ['taskId'] });

@@ -154,6 +154,7 @@ export class TaskEngine implements EngineHandle {
 
   async close(): Promise<void> {
     this.maintenance.stop();
+    this.events.stopProgress();
     this.creation.stop();
     if (this.started) await this.spans.close();
     this.started = false;
@@ -340,9 +341,10 @@ export class TaskEngine implements EngineHandle {
    * with `attempt` (the reporting run), once a later claim superseded that run (so is `setStatusMessage`).
    */
   async reportProgress(taskId: string, update: ProgressUpdate, attempt?: number): Promise<void> {
-    await this.update(taskId, (record) =>
+    const { record, changed } = await this.update(taskId, (record) =>
       transitions.superseded(record, attempt) ? null : transitions.reportProgress(record, update),
     );
+    if (changed) this.events.recordProgress(record); // a progress event where the wire has no progress on tasks
   }
 
   /** Moves an `input_required` task back to `working` (e.g. a multi-round-trip tool re-invoked with its answers). */

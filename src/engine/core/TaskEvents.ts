@@ -17,6 +17,19 @@ import type { TaskAccess } from './TaskAccess.js';
  */
 export const TASK_STATUS_EVENT = 'io.github.mcp-tasks.task_status';
 
+/**
+ * The event type under which the runtime records a task's progress reports (data: `taskId`, `progress`, `total`,
+ * `message`), so a subscriber sees progress where the wire forbids progress notifications on tasks (the 2026 tasks
+ * extension). Coalesced (PROGRESS_EVENT_INTERVAL_MS) and bounded to half of `limits.eventsPerTask`.
+ */
+export const TASK_PROGRESS_EVENT = 'io.github.mcp-tasks.progress';
+
+/**
+ * At most one progress entry per task this often, per process: a report within the interval waits for its end, and
+ * only the latest report waiting is logged then, so a chatty tool costs one entry a second.
+ */
+export const PROGRESS_EVENT_INTERVAL_MS = 1_000;
+
 /** What a task's work emits: an event of a registered type; `key` makes a replayed emit a no-op. */
 export interface EmittedEvent {
   type: string;
@@ -43,6 +56,8 @@ const MAX_TYPE_LENGTH = 200;
  */
 export class TaskEvents {
   private readonly listeners = new Set<EventAppendedListener>();
+  /** Tasks whose progress entry was logged within the interval: the latest report waiting, and the interval's end. */
+  private readonly progressHeld = new Map<string, { pending?: TaskRecord; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(
     private readonly access: TaskAccess,
@@ -122,6 +137,67 @@ export class TaskEvents {
       if (result.appended) await this.announce(next, { seq: result.seq, type: TASK_STATUS_EVENT, data, at });
     } catch (error) {
       this.logger.warn({ taskId: next.taskId, error: String(error) }, 'task status event append failed');
+    }
+  }
+
+  /**
+   * Records a stored progress report in the task's log (when status events are on), coalesced per task: the first
+   * report of an interval at once, the latest of the rest at its end. Progress entries stop once the log holds half
+   * of `eventsPerTask`, so the work's own events keep their room. A failure is logged, never thrown.
+   */
+  recordProgress(next: TaskRecord): void {
+    if (!this.options.statusEvents || !this.access.store.eventLog || !next.progress) return;
+    const held = this.progressHeld.get(next.taskId);
+    if (held) {
+      held.pending = next;
+      return;
+    }
+    this.holdProgress(next.taskId);
+    void this.appendProgress(next);
+  }
+
+  /** Ends the coalescing timers (the engine is closing): reports still waiting are not logged. */
+  stopProgress(): void {
+    for (const held of this.progressHeld.values()) clearTimeout(held.timer);
+    this.progressHeld.clear();
+  }
+
+  private holdProgress(taskId: string): void {
+    const timer = setTimeout(() => {
+      const pending = this.progressHeld.get(taskId)?.pending;
+      this.progressHeld.delete(taskId);
+      if (!pending) return;
+      this.holdProgress(taskId);
+      void this.access.read(taskId).then(
+        // A report that lands after the task ended is not logged: its terminal status entry stays its last.
+        (current) => (current && !isTerminal(current.status) ? this.appendProgress(pending) : undefined),
+        (error: unknown) => this.logger.warn({ taskId, error: String(error) }, 'task progress event read failed'),
+      );
+    }, PROGRESS_EVENT_INTERVAL_MS);
+    timer.unref?.();
+    this.progressHeld.set(taskId, { timer });
+  }
+
+  private async appendProgress(next: TaskRecord): Promise<void> {
+    const log = this.access.store.eventLog;
+    const progress = next.progress;
+    if (!log || !progress) return;
+    const data = {
+      taskId: next.taskId,
+      progress: progress.progress,
+      ...(progress.total !== undefined && { total: progress.total }),
+      ...(progress.message !== undefined && { message: progress.message }),
+    };
+    const at = this.clock.now();
+    try {
+      const result = await log.append(
+        next.taskId,
+        { type: TASK_PROGRESS_EVENT, data, at },
+        Math.floor(this.limits.eventsPerTask / 2),
+      );
+      if (result.appended) await this.announce(next, { seq: result.seq, type: TASK_PROGRESS_EVENT, data, at });
+    } catch (error) {
+      this.logger.warn({ taskId: next.taskId, error: String(error) }, 'task progress event append failed');
     }
   }
 
