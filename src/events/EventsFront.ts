@@ -1,7 +1,7 @@
 import type { EngineLogger, TaskEngine, TaskRecord } from '../engine/index.js';
 import type {
   Caller,
-  Claim,
+  Answerer,
   DialectAnswer,
   DialectContext,
   Decoration,
@@ -99,7 +99,7 @@ export class EventsFront implements ServerDialect {
   }
 
   /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
     if (!session.modern || !EVENTS_METHODS.includes(request.method)) return undefined;
     // spec V58: a stream is exempt from the task rate limits; its own bound is the per-caller stream count.
     return { operation: 'retrieve', plainCall: true, answer: (r, ctx) => this.answer(r, ctx) };

@@ -6,7 +6,7 @@ import {
   listPage,
   ownedBy,
   requireTaskId,
-  type Claim,
+  type Answerer,
   type DialectAnswer,
   type DialectContext,
   type Decoration,
@@ -51,11 +51,11 @@ export const CORE_STATUS_PUSH: TaskPushView = {
  * `CreateTaskResult` at once and serves `tasks/get|result|list|cancel`.
  */
 export class CoreDialect implements ServerDialect {
-  /** 2025-era requests only; SEP-1686 claims its own before this dialect is asked (docs/generations.md). */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+  /** 2025-era requests only; SEP-1686 answers its own before this dialect is asked (docs/generations.md). */
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
     if (session.modern) return undefined;
     if (request.method === 'tools/call') {
-      if (!this.claimsToolsCall(request, session.policyFor)) return undefined;
+      if (!this.answersToolsCall(request, session.policyFor)) return undefined;
       return { operation: 'create', answer: (r, ctx) => this.toolsCall(r, ctx) };
     }
     if (!isTaskMethod(request.method)) return undefined;
@@ -84,14 +84,14 @@ export class CoreDialect implements ServerDialect {
    * Whether this dialect answers a `tools/call` itself: one that asks for a task, or a plain call to a tool that only
    * runs as a task. Everything else is served by the SDK server as usual.
    */
-  claimsToolsCall(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+  answersToolsCall(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
     const params = paramsOf(request);
     const name = params?.['name'];
     if (!params || typeof name !== 'string') return false;
     return params['task'] !== undefined || policyFor(name)?.taskSupport === 'required';
   }
 
-  /** Answers a claimed `tools/call`: creates the task, or refuses the call. */
+  /** Answers a task-augmented `tools/call`: creates the task, or refuses the call. */
   async toolsCall(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
     const params = paramsOf(request) as Record<string, unknown>;
     const name = params['name'] as string;

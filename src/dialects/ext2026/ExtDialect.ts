@@ -4,7 +4,7 @@ import {
   answerError,
   ownedBy,
   requireTaskId,
-  type Claim,
+  type Answerer,
   type DialectAnswer,
   type DialectContext,
   type Decoration,
@@ -72,10 +72,10 @@ export class ExtDialect implements ServerDialect {
    * 2026-07-28 requests: the extension's methods and server-directed task creation. `tasks/result` and `tasks/list`
    * do not exist on this wire; they reach the SDK server, which answers -32601.
    */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
     if (!session.modern) return undefined;
     if (request.method === 'tools/call') {
-      if (!this.claimsToolsCall(request, session.policyFor)) return undefined;
+      if (!this.answersToolsCall(request, session.policyFor)) return undefined;
       return { operation: 'create', answer: (r, ctx) => this.toolsCall(r, ctx) };
     }
     if (!Object.hasOwn(OPERATIONS, request.method)) return undefined;
@@ -105,7 +105,7 @@ export class ExtDialect implements ServerDialect {
    * Whether this dialect answers a 2026-07-28 `tools/call`: a declaring client calling a tool that may run as a task,
    * or a non-declaring client calling one that can only run as a task (refused). Other calls run synchronously.
    */
-  claimsToolsCall(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+  answersToolsCall(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
     const params = paramsOf(request);
     const name = params?.['name'];
     if (!params || typeof name !== 'string') return false;

@@ -9,7 +9,7 @@ import {
   RequestCancelled,
   requireTaskId,
   type Caller,
-  type Claim,
+  type Answerer,
   type DialectAnswer,
   type DialectContext,
   type ServerDialect,
@@ -53,9 +53,9 @@ export class SepDialect implements ServerDialect {
   constructor(private readonly options: SepOptions) {}
 
   /** 2025-era requests that name a SEP-1686 task, and the proposal's task methods (docs/generations.md). */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
     if (session.modern) return undefined;
-    if (this.claimsRequest(request, session.caller, session.policyFor)) {
+    if (this.answersRequest(request, session.caller, session.policyFor)) {
       return { operation: 'create', answer: (r, ctx) => this.createTask(r, ctx) };
     }
     if (!Object.hasOwn(OPERATIONS, request.method)) return undefined;
@@ -68,7 +68,7 @@ export class SepDialect implements ServerDialect {
    * `_meta` ignored (spec 4.1): request types not opted in, tools that do not run as tasks, and callers that cannot be
    * told apart (client-chosen ids need an owner to be scoped to).
    */
-  claimsRequest(request: JsonRpcRequest, caller: Caller, policyFor: DialectContext['policyFor']): boolean {
+  answersRequest(request: JsonRpcRequest, caller: Caller, policyFor: DialectContext['policyFor']): boolean {
     const params = paramsOf(request);
     if (sepTaskMeta(params) === undefined || !caller.listable) return false;
     if (request.method === 'tools/call') {

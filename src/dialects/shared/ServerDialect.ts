@@ -16,8 +16,8 @@ export interface SessionView {
   policyFor(toolName: string): ToolTaskPolicy | undefined;
 }
 
-/** How a dialect answers a request it claimed. */
-export interface Claim {
+/** How a dialect answers a request it takes on: the answer, the operation its errors name, its rate class. */
+export interface Answerer {
   answer(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer>;
   /** What a thrown error says the request failed to do (spec R57–R60: "Cannot cancel task: …"). */
   operation: TaskOperation;
@@ -30,16 +30,17 @@ export type Decoration = (result: Record<string, unknown>) => Record<string, unk
 
 /**
  * One generation of tasks as the server speaks it (or a feature that answers requests the same way). A connection
- * asks each dialect in turn; the first claim wins, and a request nobody claims goes to the SDK server.
+ * asks each dialect in turn for an answerer; the first one answers, and a request no dialect answers goes to the SDK
+ * server.
  */
 export interface ServerDialect {
   /** Whether this dialect answers the request itself. Decided synchronously, so message order is kept otherwise. */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined;
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined;
   /**
-   * How this dialect changes the SDK server's answer to a request it does not claim (`initialize`, `tools/list`,
+   * How this dialect changes the SDK server's answer to a request it does not answer (`initialize`, `tools/list`,
    * `server/discover`), fixed when the request arrives. Decorations apply in the order of the dialects.
    */
   decorate?(request: JsonRpcRequest, session: SessionView): Decoration | undefined;
-  /** The request the SDK server gets when nobody claimed it (a generation may hide params its wire ignores). */
+  /** The request the SDK server gets when no dialect answers it (a generation may hide params its wire ignores). */
   forward?(request: JsonRpcRequest, session: SessionView): JsonRpcRequest;
 }

@@ -1,7 +1,7 @@
 import type { EngineLogger, TaskEngine, TaskRecord } from '../../engine/index.js';
 import type {
   Caller,
-  Claim,
+  Answerer,
   Decoration,
   DialectAnswer,
   DialectContext,
@@ -33,7 +33,7 @@ import { traceRequest } from './traceRequest.js';
 /** What routing needs of the runtime a connection belongs to. */
 export interface RoutingHost {
   readonly engine: TaskEngine;
-  /** Who answers requests, asked in this order; the first claim wins (docs/generations.md has the table). */
+  /** Who answers requests, asked in this order; the first with an answerer answers (docs/generations.md's table). */
   readonly dialects: readonly ServerDialect[];
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
@@ -51,7 +51,7 @@ export interface RoutedConnection {
   sessionId(): string | undefined;
   closed(): boolean;
   isLongLived(): boolean;
-  /** Hands a request nobody claimed to the SDK server. */
+  /** Hands a request no dialect answers to the SDK server. */
   deliver(request: JsonRpcRequest, extra: MessageExtraLike | undefined): void;
   onTaskCreated(record: TaskRecord): void;
   notify(message: JsonRpcNotification): Promise<void>;
@@ -77,12 +77,12 @@ function isModern(request: JsonRpcRequest, extra: MessageExtraLike | undefined):
 
 /**
  * Who answers each request of one connection, whichever road it came by: the session view, the dialects'
- * decorations, the first claim, then the claimer's answer or the SDK server.
+ * decorations, the first dialect's answerer, then its answer or the SDK server.
  *
  * Method families plug in through the host's `dialects` list and nowhere else: a new one (the Events extension's
- * `events/*`, say) is one more `ServerDialect` in that list (built by the runtime), whose `claim` takes its methods,
- * `decorate` adds its capability to `initialize` / `server/discover`, and `forward` hides what its wire ignores. Both
- * roads call `route`, so it serves the SDK transport and the HTTP fast path alike.
+ * `events/*`, say) is one more `ServerDialect` in that list (built by the runtime), whose `answererFor` takes its
+ * methods, `decorate` adds its capability to `initialize` / `server/discover`, and `forward` hides what its wire
+ * ignores. Both roads call `route`, so it serves the SDK transport and the HTTP fast path alike.
  */
 export class RequestRouter {
   private readonly handling = new Map<RequestId, LazyAbort>();
@@ -108,9 +108,9 @@ export class RequestRouter {
   }
 
   /**
-   * Routes `request`: a claimer answers it on `road.stream`, or the SDK server gets it. False, with nothing done, only
-   * for a fast-path request that must take the transport's way: `initialize`, a claimed request whose answer would be
-   * decorated, one nobody claims without `forward`, and an id already in flight here.
+   * Routes `request`: a dialect's answerer answers it on `road.stream`, or the SDK server gets it. False, with nothing
+   * done, only for a fast-path request that must take the transport's way: `initialize`, an answered request whose
+   * answer would be decorated, one no dialect answers without `forward`, and an id already in flight here.
    */
   route(request: JsonRpcRequest, extra: MessageExtraLike | undefined, road: Road): boolean {
     const fast = road.via === 'fast';
@@ -121,10 +121,10 @@ export class RequestRouter {
     }
     const session = this.sessionFor(request, extra);
     const decorations = this.host.dialects.flatMap((dialect) => dialect.decorate?.(request, session) ?? []);
-    const claim = this.claimOf(request, session);
-    if (claim) {
+    const answerer = this.answererOf(request, session);
+    if (answerer) {
       if (fast && decorations.length > 0) return false;
-      this.answer(request, session.caller, claim, extra, road.stream);
+      this.answer(request, session.caller, answerer, extra, road.stream);
       return true;
     }
     if (fast && (!road.forward || this.streams.onStream(request.id) || this.handling.has(request.id))) return false;
@@ -140,7 +140,7 @@ export class RequestRouter {
     return true;
   }
 
-  /** The requestor cancelled a request a claimer is answering. */
+  /** The requestor cancelled a request a dialect is answering. */
   cancel(requestId: RequestId, reason: Error): boolean {
     const controller = this.handling.get(requestId);
     controller?.abort(reason);
@@ -184,10 +184,10 @@ export class RequestRouter {
     }
   }
 
-  private claimOf(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+  private answererOf(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
     for (const dialect of this.host.dialects) {
-      const claim = dialect.claim(request, session);
-      if (claim) return claim;
+      const answerer = dialect.answererFor(request, session);
+      if (answerer) return answerer;
     }
     return undefined;
   }
@@ -212,11 +212,11 @@ export class RequestRouter {
     );
   }
 
-  /** Answers a claimed request; whatever the dialect throws is mapped to a JSON-RPC error here, and only here. */
+  /** Answers a request a dialect took on; whatever it throws is mapped to a JSON-RPC error here, and only here. */
   private answer(
     request: JsonRpcRequest,
     caller: Caller,
-    claim: Claim,
+    answerer: Answerer,
     extra: MessageExtraLike | undefined,
     stream: RequestStream,
   ): void {
@@ -232,12 +232,12 @@ export class RequestRouter {
         if (kind === 'poll' && interval !== undefined && taskId !== undefined)
           this.host.advertisedPollInterval(caller, taskId, interval);
       });
-      if (!claim.plainCall) this.host.checkRate(caller, kind, taskId);
-      return claim.answer(request, ctx);
+      if (!answerer.plainCall) this.host.checkRate(caller, kind, taskId);
+      return answerer.answer(request, ctx);
     };
     const traced = () => traceRequest(request, extra, this.connection.sessionId(), run);
     traced()
-      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error, claim.operation) }))
+      .catch((error: unknown): DialectAnswer => ({ error: toJsonRpcError(error, answerer.operation) }))
       .then((answer) =>
         'noResponse' in answer ? undefined : reply({ jsonrpc: '2.0', id: request.id, ...answer } as JsonRpcResponse),
       )

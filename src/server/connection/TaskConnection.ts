@@ -29,7 +29,7 @@ export interface ConnectionHost extends RoutingHost {
 
 /**
  * A transport wrapper between the SDK server and its real transport. Each request it receives goes to its
- * `RequestRouter` (a dialect that claims it answers it, or the SDK server gets it); everything else passes through,
+ * `RequestRouter` (a dialect answers it, or the SDK server gets it); everything else passes through,
  * with the dialects' decorations applied to the answer. Because it works on JSON-RPC messages, the same code serves
  * SDK v1 and v2 servers over stdio and Streamable HTTP.
  */
@@ -152,7 +152,7 @@ export class TaskConnection implements TransportLike {
   /**
    * Answers `request` on `stream` (its own response stream, not the SDK transport's) exactly as a request arriving
    * through the transport: the HTTP fast path. The router decides as for the transport's requests; with `forward`, one
-   * no dialect claims goes to the SDK server as the transport would deliver it (with the extra `forward` gives), and
+   * no dialect answers goes to the SDK server as the transport would deliver it (with the extra `forward` gives), and
    * whatever the server sends for it goes to `stream`. False, with nothing done, when the request must take the
    * transport's way (`RequestRouter.route` says when).
    */

@@ -1,7 +1,7 @@
 import { isTerminal, withDeadline, type TaskRecord } from '../../engine/index.js';
 import {
   deliverInputs,
-  type Claim,
+  type Answerer,
   type CoreDialect,
   type Decoration,
   type DialectAnswer,
@@ -83,10 +83,10 @@ export class FallbackTools implements ServerDialect {
   }
 
   /** Calls of task-capable tools and of the `task_*` tools, from a requestor that declared no tasks support. */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
     if (request.method !== 'tools/call' || carriesSepRelatedTask(request.params)) return undefined;
     const client = fallbackClient(request, session);
-    if (!client || !this.claims(request, session.policyFor)) return undefined;
+    if (!client || !this.answers(request, session.policyFor)) return undefined;
     const name = (request.params as Record<string, unknown>)['name'];
     return {
       operation: name === 'task_cancel' ? 'cancel' : 'retrieve',
@@ -109,7 +109,7 @@ export class FallbackTools implements ServerDialect {
     }));
   }
 
-  claims(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+  answers(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
     const name = isObject(request.params) ? request.params['name'] : undefined;
     if (request.method !== 'tools/call' || typeof name !== 'string') return false;
     return NAMES.has(name) || (policyFor(name)?.taskSupport ?? 'forbidden') !== 'forbidden';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 
 import {
   answerError,
-  type Claim,
+  type Answerer,
   type DialectAnswer,
   type DialectContext,
   type ServerDialect,
@@ -48,8 +48,8 @@ export class HeldCalls implements ServerDialect {
   }
 
   /** Plain 2026-07-28 calls the extension left alone; they run without a task, outside the task rate limit. */
-  claim(request: JsonRpcRequest, session: SessionView): Claim | undefined {
-    if (!session.modern || request.method !== 'tools/call' || !this.claims(request, session.policyFor))
+  answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
+    if (!session.modern || request.method !== 'tools/call' || !this.answers(request, session.policyFor))
       return undefined;
     return { operation: 'create', plainCall: true, answer: (r, ctx) => this.toolsCall(r, ctx) };
   }
@@ -59,7 +59,7 @@ export class HeldCalls implements ServerDialect {
    * by a client that can answer questions (or retrying with a request state we gave). Everything else is served by the
    * author's server directly, as before.
    */
-  claims(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
+  answers(request: JsonRpcRequest, policyFor: DialectContext['policyFor']): boolean {
     const params = paramsOf(request);
     const name = params?.['name'];
     if (!params || typeof name !== 'string' || declaresTasksExtension(params)) return false;

@@ -23,11 +23,11 @@ export interface TaskFastPathHost {
   };
   /** The reconnection delay a session's priming events suggest. */
   readonly retryMs: number;
-  /** Whether requests no dialect claims (a plain `tools/call`, `ping`…) are handed to the session's server here too. */
+  /** Whether requests no dialect answers (a plain `tools/call`, `ping`…) go to the session's server here too. */
   readonly forwardPlain: boolean;
   /** Whether such a request comes with a web Request (`ctx.http.req` of its handler), as the transport gives it. */
   readonly webRequest: boolean;
-  /** The handler's own way for an authenticated request (when no dialect claims it after all). */
+  /** The handler's own way for an authenticated request (when no dialect answers it after all). */
   serveAuthenticated(
     request: Request,
     auth: AuthInfoLike | undefined,
@@ -81,7 +81,7 @@ const KEEP_ALIVE_MS = 15_000;
 /**
  * Requests of 2025-era Streamable HTTP sessions answered from node:http directly (no web Request/Response, no SDK
  * transport in between), through the session's TaskConnection: task traffic by the same dialects that answer it on
- * the SDK's way, and (`forwardPlain`) the plain requests no dialect claims by the session's SDK server, as the
+ * the SDK's way, and (`forwardPlain`) the plain requests no dialect answers by the session's SDK server, as the
  * transport would hand them over. It only takes a request it can answer exactly as the SDK's way would: anything
  * else — another path, no or an unknown session, a Host or Origin refused, a content type, Accept or protocol version
  * header the transport would refuse, a body that is not one plain JSON-RPC request, a method it does not take — is
@@ -175,7 +175,7 @@ export class TaskFastPath {
       };
     };
     if (!session.connection.answerOnStream(request, extra, stream.send, forward ? delivered : undefined)) {
-      // Declined after all (not claimed and not handed on, or its id in flight): the SDK's way, without authenticating
+      // Declined after all (not answered and not handed on, or its id in flight): the SDK's way, without authenticating
       // again.
       if (!auth.request) return false;
       await io.write(await this.host.serveAuthenticated(auth.request, auth.info, req.socket.remoteAddress));
