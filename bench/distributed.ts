@@ -377,5 +377,6 @@ for (const row of rows) {
     .filter(([, calls]) => calls >= 0.5)
     .sort((a, b) => b[1] - a[1])
     .map(([kind, calls]) => `${kind} ${fmt(calls, 1)}`);
-  console.log(`${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} ${kinds.join(', ')}`);
+  const all = Object.values(row.redisKinds).reduce((sum, calls) => sum + calls, 0);
+  console.log(`${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} all ${fmt(all, 1)}: ${kinds.join(', ')}`);
 }

@@ -6,68 +6,87 @@
  * Redis returns a missing value to Lua as `false`, and `false` in a reply array as nil.
  */
 
-/** Sets the task's mutable index state; `tkey` must already hold d, v and x. */
+/**
+ * Sets the task's mutable index state, writing only what changed: `cur` is the task's state before (`r`, `l`, `e`
+ * fields, `active`; empty for a new task) and `set`/`del` collect the hash fields, written by the caller with one HSET
+ * and one HDEL. Returns the native TTL the task takes now (-1: none), or nil when its expiry did not change; the
+ * caller applies it with expire() once the hash is written.
+ */
 const APPLY = `
-local function apply(prefix, tkey, x, e, active, lease, rkey, ttl)
-  local ix = cjson.decode(x)
+local function apply(prefix, tkey, ix, x, cur, e, active, lease, rkey, ttl, set, del)
   local id, akey, kkey = ix[1], ix[4], ix[5]
-  local old = redis.call('HGET', tkey, 'r')
-  if old and old ~= rkey then redis.call('SREM', old, id) end
-  if active == '1' then redis.call('SADD', akey, id) else redis.call('SREM', akey, id) end
+  if cur.r and cur.r ~= rkey then redis.call('SREM', cur.r, id) end
+  if active ~= cur.active then
+    if active then redis.call('SADD', akey, id) else redis.call('SREM', akey, id) end
+  end
   if lease ~= '' then
-    redis.call('HSET', tkey, 'l', lease)
-    redis.call('ZADD', prefix .. 'leases', lease, id)
-  else
-    redis.call('HDEL', tkey, 'l')
+    if cur.l ~= lease then
+      set[#set + 1] = 'l'; set[#set + 1] = lease
+      redis.call('ZADD', prefix .. 'leases', lease, id)
+    end
+  elseif cur.l then
+    del[#del + 1] = 'l'
     redis.call('ZREM', prefix .. 'leases', id)
   end
   if rkey ~= '' then
-    redis.call('HSET', tkey, 'r', rkey)
-    redis.call('SADD', rkey, id)
-  else
-    redis.call('HDEL', tkey, 'r')
+    if cur.r ~= rkey then
+      set[#set + 1] = 'r'; set[#set + 1] = rkey
+      redis.call('SADD', rkey, id)
+    end
+  elseif cur.r then
+    del[#del + 1] = 'r'
   end
+  if e == (cur.e or '') then return nil end
   local haskey = type(kkey) == 'string'
   if e ~= '' then
-    redis.call('HSET', tkey, 'e', e)
+    set[#set + 1] = 'e'; set[#set + 1] = e
     redis.call('ZADD', prefix .. 'expiry', e, x)
-    redis.call('PEXPIRE', tkey, ttl)
     if haskey then redis.call('PEXPIRE', kkey, ttl) end
-  else
-    redis.call('HDEL', tkey, 'e')
-    redis.call('ZREM', prefix .. 'expiry', x)
-    redis.call('PERSIST', tkey)
-    if haskey then redis.call('PERSIST', kkey) end
+    return tonumber(ttl)
   end
+  del[#del + 1] = 'e'
+  redis.call('ZREM', prefix .. 'expiry', x)
+  if haskey then redis.call('PERSIST', kkey) end
+  return -1
+end
+-- Gives the task the native TTL apply decided (after its hash is written: a TTL needs the key to exist).
+local function expire(tkey, ttl)
+  if ttl == nil then return end
+  if ttl > 0 then redis.call('PEXPIRE', tkey, ttl) else redis.call('PERSIST', tkey) end
+end
+local function is_active(status)
+  return status == 'working' or status == 'input_required'
 end
 `;
 
 /**
  * Files the task under its status for operators' reads (a zset per status, and one of every task), member `x[3]`
- * (the owner-zset member, so lexical order is creation order across owners too).
+ * (the owner-zset member, so lexical order is creation order across owners too). `old`: the status before (nil for a
+ * new task); the field itself goes in `set`.
  */
 const STATUS = `
-local function set_status(prefix, tkey, member, status)
-  local old = redis.call('HGET', tkey, 's')
+local function set_status(prefix, member, old, status, set)
   if old == status then return end
   if old then redis.call('ZREM', prefix .. 's:' .. old, member) end
   redis.call('ZADD', prefix .. 's:' .. status, 0, member)
-  redis.call('HSET', tkey, 's', status)
+  set[#set + 1] = 's'; set[#set + 1] = status
 end
 `;
 
 /**
  * Byte accounting of stored records: each task's record bytes (hash `bytes`, kept apart from the task so a record
- * Redis expired on its own is still subtracted by the sweep), per owner (hash `ob`) and in total (`tb`). The
- * owner is the tail of the owner-zset key `ix[2]` (`<prefix>o:<owner>`). `bytes` nil forgets the task.
+ * Redis expired on its own is still subtracted by the sweep; mirrored in the task's field `b`, so a write knows the
+ * old size from its own read), per owner (hash `ob`) and in total (`tb`). The owner is the tail of the owner-zset key
+ * `ix[2]` (`<prefix>o:<owner>`). `bytes` nil forgets the task; `known` is its size before, when already read.
  */
 const ACCOUNT = `
 local function owner_of(prefix, ix)
   return string.sub(ix[2], #prefix + 3)
 end
-local function account(prefix, id, owner, bytes)
-  local old = tonumber(redis.call('HGET', prefix .. 'bytes', id) or '0')
+local function account(prefix, id, owner, bytes, known)
+  local old = tonumber(known or redis.call('HGET', prefix .. 'bytes', id) or '0')
   local delta = (bytes or 0) - old
+  if delta == 0 and bytes then return end
   if bytes then redis.call('HSET', prefix .. 'bytes', id, bytes) else redis.call('HDEL', prefix .. 'bytes', id) end
   if delta == 0 then return end
   if redis.call('INCRBY', prefix .. 'tb', delta) == 0 then redis.call('DEL', prefix .. 'tb') end
@@ -101,18 +120,25 @@ end
 
 /**
  * Appends ARGV[from..] to the timeline list `lkey`, keeps the first and the newest `max` entries, and gives the list
- * the task's (`tkey`) own native expiry, so a timeline never outlives its task.
+ * the task's (`tkey`) own native expiry, so a timeline never outlives its task. `ttl`: the TTL the caller has just
+ * given the task (-1: none); 'same' when the caller wrote the task without changing its TTL (the list then reads it
+ * only when new); nil when unknown (it is read).
  */
 export const TIMELINE_APPEND_FN = `
-local function append_timeline(lkey, tkey, max, from)
+local function append_timeline(lkey, tkey, max, from, ttl)
+  local pushed = #ARGV - from + 1
   local n = redis.call('RPUSH', lkey, unpack(ARGV, from))
   if n > max then
     local first = redis.call('LINDEX', lkey, 0)
     redis.call('LTRIM', lkey, -(max - 1), -1)
     redis.call('LPUSH', lkey, first)
   end
-  local ttl = redis.call('PTTL', tkey)
-  if ttl > 0 then redis.call('PEXPIRE', lkey, ttl) else redis.call('PERSIST', lkey) end
+  if ttl == 'same' then
+    if n > pushed then return n end
+    ttl = nil
+  end
+  if ttl == nil then ttl = redis.call('PTTL', tkey) end
+  if ttl > 0 then redis.call('PEXPIRE', lkey, ttl) elseif n > pushed then redis.call('PERSIST', lkey) end
   return n
 end
 `;
@@ -142,37 +168,49 @@ local owner = owner_of(prefix, ix)
 if ARGV[13] ~= '' and tonumber(redis.call('HGET', prefix .. 'ob', owner) or '0') >= tonumber(ARGV[13]) then
   return {'limit', 'stored_bytes'}
 end
-account(prefix, ix[1], owner, #ARGV[1])
+account(prefix, ix[1], owner, #ARGV[1], nil)
 if type(kkey) == 'string' then redis.call('SET', kkey, ix[1]) end
-redis.call('HSET', tkey, 'd', ARGV[1], 'v', ARGV[2], 'x', ARGV[3])
+local set = {'d', ARGV[1], 'v', ARGV[2], 'x', ARGV[3], 'b', #ARGV[1]}
 redis.call('ZADD', ix[2], 0, ix[3])
 redis.call('ZADD', prefix .. 'all', 0, ix[3])
-set_status(prefix, tkey, ix[3], ARGV[12])
-apply(prefix, tkey, ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8])
-if ARGV[14] and ARGV[14] ~= '' then append_timeline(ARGV[14], tkey, tonumber(ARGV[15]), 16) end
+set_status(prefix, ix[3], nil, ARGV[12], set)
+local ttl = apply(prefix, tkey, ix, ARGV[3], {}, ARGV[4], ARGV[5] == '1', ARGV[6], ARGV[7], ARGV[8], set, {})
+redis.call('HSET', tkey, unpack(set))
+expire(tkey, ttl)
+-- A new task without an expiry has no TTL: its timeline takes none either.
+if ARGV[14] and ARGV[14] ~= '' then append_timeline(ARGV[14], tkey, tonumber(ARGV[15]), 16, ttl or -1) end
 return {'ok'}
 `;
 
-/** The compare-and-set of `tkey` on ARGV 1-10 (see REPLACE); 1 when it wrote, 0 when the version differed. */
+/**
+ * The compare-and-set of `tkey` on ARGV 1-10 (see REPLACE); returns 0 when the version differed, else 1 and the TTL
+ * given to the task (see apply). Only what changed is written: one HSET of the record and changed fields, one HDEL.
+ */
 const REPLACE_FN = `
 local function replace(tkey)
-  local cur = redis.call('HMGET', tkey, 'v', 'x', 'r', 'l')
+  local cur = redis.call('HMGET', tkey, 'v', 'x', 'r', 'l', 's', 'e', 'b')
   if cur[1] ~= ARGV[1] then return 0 end
+  local prefix = ARGV[9]
   local lease = ARGV[6]
   -- A lease renewed since the writer read the task is kept when the runner stays the same.
   if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
-  redis.call('HSET', tkey, 'd', ARGV[2], 'v', ARGV[3])
   local ix = cjson.decode(cur[2])
-  account(ARGV[9], ix[1], owner_of(ARGV[9], ix), #ARGV[2])
-  set_status(ARGV[9], tkey, ix[3], ARGV[10])
-  apply(ARGV[9], tkey, cur[2], ARGV[4], ARGV[5], lease, ARGV[7], ARGV[8])
-  return 1
+  local set = {'d', ARGV[2], 'v', ARGV[3], 'b', #ARGV[2]}
+  local del = {}
+  account(prefix, ix[1], owner_of(prefix, ix), #ARGV[2], cur[7])
+  set_status(prefix, ix[3], cur[5], ARGV[10], set)
+  local was = {r = cur[3], l = cur[4], e = cur[6], active = is_active(cur[5])}
+  local ttl = apply(prefix, tkey, ix, cur[2], was, ARGV[4], ARGV[5] == '1', lease, ARGV[7], ARGV[8], set, del)
+  redis.call('HSET', tkey, unpack(set))
+  if #del > 0 then redis.call('HDEL', tkey, unpack(del)) end
+  expire(tkey, ttl)
+  return 1, ttl
 end
 `;
 
 /** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, status. */
 export const REPLACE = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}
-return replace(KEYS[1])
+return (replace(KEYS[1]))
 `;
 
 /**
@@ -180,8 +218,9 @@ return replace(KEYS[1])
  * then: events channel, event payload, timeline list|'', maxEntries, entries...
  */
 export const REPLACE_ALONG = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}${TIMELINE_APPEND_FN}
-if replace(KEYS[1]) == 0 then return 0 end
-if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15) end
+local written, ttl = replace(KEYS[1])
+if written == 0 then return 0 end
+if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15, ttl or 'same') end
 redis.call('PUBLISH', ARGV[11], ARGV[12])
 return 1
 `;
