@@ -5,7 +5,7 @@ import { TIMELINE_APPEND_FN } from './redisScripts.js';
 
 /** KEYS[1] timeline list, KEYS[2] task hash. ARGV: maxEntries, entries... */
 const APPEND = `${TIMELINE_APPEND_FN}
-return append_timeline(KEYS[1], KEYS[2], tonumber(ARGV[1]), 2)`;
+return append_timeline(KEYS[1], KEYS[2], tonumber(ARGV[1]), 2, 'same')`;
 
 interface Scripted {
   mcpTasksTimelineAppend(list: string, task: string, ...maxThenEntries: Array<string | number>): Promise<number>;

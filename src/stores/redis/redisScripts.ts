@@ -49,10 +49,17 @@ local function apply(prefix, tkey, ix, x, cur, e, active, lease, rkey, ttl, set,
   if haskey then redis.call('PERSIST', kkey) end
   return -1
 end
--- Gives the task the native TTL apply decided (after its hash is written: a TTL needs the key to exist).
-local function expire(tkey, ttl)
+-- Gives the task the native TTL apply decided (after its hash is written: a TTL needs the key to exist), and its
+-- timeline list \`lkey\` when given: a list always has its task's TTL, so an append need not read it.
+local function expire(tkey, ttl, lkey)
   if ttl == nil then return end
-  if ttl > 0 then redis.call('PEXPIRE', tkey, ttl) else redis.call('PERSIST', tkey) end
+  if ttl > 0 then
+    redis.call('PEXPIRE', tkey, ttl)
+    if lkey then redis.call('PEXPIRE', lkey, ttl) end
+  else
+    redis.call('PERSIST', tkey)
+    if lkey then redis.call('PERSIST', lkey) end
+  end
 end
 local function is_active(status)
   return status == 'working' or status == 'input_required'
@@ -76,21 +83,26 @@ end
 /**
  * Byte accounting of stored records: each task's record bytes (hash `bytes`, kept apart from the task so a record
  * Redis expired on its own is still subtracted by the sweep; mirrored in the task's field `b`, so a write knows the
- * old size from its own read), per owner (hash `ob`) and in total (`tb`). The owner is the tail of the owner-zset key
- * `ix[2]` (`<prefix>o:<owner>`). `bytes` nil forgets the task; `known` is its size before, when already read.
+ * counted size from its own read), per owner (hash `ob`) and in total (`tb`). The owner is the tail of the owner-zset
+ * key `ix[2]` (`<prefix>o:<owner>`). `bytes` nil forgets the task; `known` is its counted size, when already read.
+ * A write that keeps the task active counts a change of less than SETTLE_BYTES only later (three commands fewer for a
+ * claim or a progress report): an active task's count lags its record by less than that, a finished task's is exact.
+ * Returns whether the count changed (the caller then writes `b`).
  */
 const ACCOUNT = `
+local SETTLE_BYTES = 1024
 local function owner_of(prefix, ix)
   return string.sub(ix[2], #prefix + 3)
 end
-local function account(prefix, id, owner, bytes, known)
+local function account(prefix, id, owner, bytes, known, settle)
   local old = tonumber(known or redis.call('HGET', prefix .. 'bytes', id) or '0')
   local delta = (bytes or 0) - old
-  if delta == 0 and bytes then return end
+  if bytes and (delta == 0 or (known and not settle and math.abs(delta) < SETTLE_BYTES)) then return false end
   if bytes then redis.call('HSET', prefix .. 'bytes', id, bytes) else redis.call('HDEL', prefix .. 'bytes', id) end
-  if delta == 0 then return end
+  if delta == 0 then return true end
   if redis.call('INCRBY', prefix .. 'tb', delta) == 0 then redis.call('DEL', prefix .. 'tb') end
   if redis.call('HINCRBY', prefix .. 'ob', owner, delta) == 0 then redis.call('HDEL', prefix .. 'ob', owner) end
+  return true
 end
 `;
 
@@ -100,7 +112,7 @@ local function drop(prefix, x, rkey)
   local ix = cjson.decode(x)
   local id, kkey = ix[1], ix[5]
   local owner = owner_of(prefix, ix)
-  account(prefix, id, owner, nil)
+  account(prefix, id, owner, nil, nil, true)
   redis.call('ZREM', prefix .. 'f:' .. owner, id)
   redis.call('ZREM', prefix .. 'fetched', id)
   redis.call('DEL', prefix .. 't:' .. id)
@@ -121,8 +133,8 @@ end
 /**
  * Appends ARGV[from..] to the timeline list `lkey`, keeps the first and the newest `max` entries, and gives the list
  * the task's (`tkey`) own native expiry, so a timeline never outlives its task. `ttl`: the TTL the caller has just
- * given the task (-1: none); 'same' when the caller wrote the task without changing its TTL (the list then reads it
- * only when new); nil when unknown (it is read).
+ * given the task (-1: none); 'same' otherwise: a list that exists already has it (every script that changes a
+ * task's TTL changes its list's too), a new list reads it.
  */
 export const TIMELINE_APPEND_FN = `
 local function append_timeline(lkey, tkey, max, from, ttl)
@@ -135,9 +147,8 @@ local function append_timeline(lkey, tkey, max, from, ttl)
   end
   if ttl == 'same' then
     if n > pushed then return n end
-    ttl = nil
+    ttl = redis.call('PTTL', tkey)
   end
-  if ttl == nil then ttl = redis.call('PTTL', tkey) end
   if ttl > 0 then redis.call('PEXPIRE', lkey, ttl) elseif n > pushed then redis.call('PERSIST', lkey) end
   return n
 end
@@ -168,7 +179,7 @@ local owner = owner_of(prefix, ix)
 if ARGV[13] ~= '' and tonumber(redis.call('HGET', prefix .. 'ob', owner) or '0') >= tonumber(ARGV[13]) then
   return {'limit', 'stored_bytes'}
 end
-account(prefix, ix[1], owner, #ARGV[1], nil)
+account(prefix, ix[1], owner, #ARGV[1], nil, true)
 if type(kkey) == 'string' then redis.call('SET', kkey, ix[1]) end
 local set = {'d', ARGV[1], 'v', ARGV[2], 'x', ARGV[3], 'b', #ARGV[1]}
 redis.call('ZADD', ix[2], 0, ix[3])
@@ -183,8 +194,8 @@ return {'ok'}
 `;
 
 /**
- * The compare-and-set of `tkey` on ARGV 1-10 (see REPLACE); returns 0 when the version differed, else 1 and the TTL
- * given to the task (see apply). Only what changed is written: one HSET of the record and changed fields, one HDEL.
+ * The compare-and-set of `tkey` on ARGV 1-10 (see REPLACE); returns 0 when the version differed, else 1. Only what
+ * changed is written: one HSET of the record and changed fields, one HDEL; a new TTL goes to the timeline list too.
  */
 const REPLACE_FN = `
 local function replace(tkey)
@@ -195,22 +206,24 @@ local function replace(tkey)
   -- A lease renewed since the writer read the task is kept when the runner stays the same.
   if lease ~= '' and cur[3] and cur[3] == ARGV[7] and cur[4] and tonumber(cur[4]) > tonumber(lease) then lease = cur[4] end
   local ix = cjson.decode(cur[2])
-  local set = {'d', ARGV[2], 'v', ARGV[3], 'b', #ARGV[2]}
+  local set = {'d', ARGV[2], 'v', ARGV[3]}
   local del = {}
-  account(prefix, ix[1], owner_of(prefix, ix), #ARGV[2], cur[7])
+  if account(prefix, ix[1], owner_of(prefix, ix), #ARGV[2], cur[7], ARGV[5] ~= '1') then
+    set[#set + 1] = 'b'; set[#set + 1] = #ARGV[2]
+  end
   set_status(prefix, ix[3], cur[5], ARGV[10], set)
   local was = {r = cur[3], l = cur[4], e = cur[6], active = is_active(cur[5])}
   local ttl = apply(prefix, tkey, ix, cur[2], was, ARGV[4], ARGV[5] == '1', lease, ARGV[7], ARGV[8], set, del)
   redis.call('HSET', tkey, unpack(set))
   if #del > 0 then redis.call('HDEL', tkey, unpack(del)) end
-  expire(tkey, ttl)
-  return 1, ttl
+  expire(tkey, ttl, prefix .. 'tl:' .. ix[1])
+  return 1
 end
 `;
 
 /** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, status. */
 export const REPLACE = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}
-return (replace(KEYS[1]))
+return replace(KEYS[1])
 `;
 
 /**
@@ -218,9 +231,8 @@ return (replace(KEYS[1]))
  * then: events channel, event payload, timeline list|'', maxEntries, entries...
  */
 export const REPLACE_ALONG = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}${TIMELINE_APPEND_FN}
-local written, ttl = replace(KEYS[1])
-if written == 0 then return 0 end
-if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15, ttl or 'same') end
+if replace(KEYS[1]) == 0 then return 0 end
+if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15, 'same') end
 redis.call('PUBLISH', ARGV[11], ARGV[12])
 return 1
 `;
