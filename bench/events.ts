@@ -1,7 +1,7 @@
 // npm run bench:events — the Events extension end to end, with real server processes (bench/servers/eventsServer.ts)
 // and this process as the requestor on the 2026-07-28 wire:
 //  1. push latency, emit → `notifications/events/event` received here: one process (it runs the task, emits, and serves
-//     the stream; SQLite store), then two instances sharing Redis and sharing PostgreSQL (the task runs and emits in
+//     the stream; memory store, then SQLite), then two instances sharing Redis and sharing PostgreSQL (the task runs and emits in
 //     one, the stream is served by the other, woken through the store's pub/sub). Each event carries the time it was
 //     emitted; the processes share the machine's clock. Events are paced (one every BENCH_EVENTS_INTERVAL_MS).
 //  2. events/s of one stream: one task emitting as fast as the store takes it, one stream reading (each instance
@@ -14,7 +14,7 @@
 // MCP_TASKS_TEST_*_URL (eval "$(scripts/services.sh start)"); each run uses a key prefix / schema of its own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,11 +42,16 @@ const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-events-'));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- server processes -------------------------------------------------------------------------------------------
+interface Memory {
+  rss: number;
+  heap: number;
+}
+
 interface Server {
   child: ChildProcess;
   url: string;
-  /** The process's RSS after a full collection, in bytes. */
-  rss(): Promise<number>;
+  /** The process's RSS and JS heap in use after a full collection, in bytes. */
+  memory(): Promise<Memory>;
   stop(): Promise<void>;
 }
 
@@ -56,22 +61,22 @@ async function startServer(env: Record<string, string>): Promise<Server> {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const url = await listeningUrl(child);
-  let rssWaiter: ((rss: number) => void) | undefined;
+  let memoryWaiter: ((memory: Memory) => void) | undefined;
   let seen = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     seen = (seen + chunk.toString()).slice(-2000);
-    const match = /rss (\d+)\n/.exec(seen);
+    const match = /rss (\d+) heap (\d+)/.exec(seen);
     if (match) {
       seen = '';
-      rssWaiter?.(Number(match[1]));
+      memoryWaiter?.({ rss: Number(match[1]), heap: Number(match[2]) });
     }
   });
   return {
     child,
     url,
-    rss: () =>
-      new Promise<number>((resolve) => {
-        rssWaiter = resolve;
+    memory: () =>
+      new Promise<Memory>((resolve) => {
+        memoryWaiter = resolve;
         child.kill('SIGUSR2');
       }),
     async stop() {
@@ -209,8 +214,8 @@ async function webhookLatency(receiver: WebhookReceiver): Promise<number[]> {
 
 // ---- 4: concurrent push subscriptions ---------------------------------------------------------------------------
 interface Subscriptions {
-  before: number;
-  after: number;
+  before: Memory;
+  after: Memory;
   openMs: number;
 }
 
@@ -235,7 +240,7 @@ async function subscriptionMemory(): Promise<Subscriptions> {
     await probe.active;
     probe.close();
     await sleep(1000);
-    const before = await server.rss();
+    const before = await server.memory();
     const started = performance.now();
     let next = 0;
     const opener = async () => {
@@ -248,7 +253,7 @@ async function subscriptionMemory(): Promise<Subscriptions> {
     await Promise.all(Array.from({ length: OPENING }, opener));
     const openMs = performance.now() - started;
     await sleep(2000);
-    const after = await server.rss();
+    const after = await server.memory();
     return { before, after, openMs };
   } finally {
     for (const stream of streams) stream.close();
@@ -277,7 +282,8 @@ const throughputFigure = (t: Throughput) =>
 
 console.log(
   `bench:events — ${ROUNDS} paced events (one every ${INTERVAL_MS} ms, after ${WARMUP} of warm-up) per latency row, ` +
-    `${fmt(BURST)} events per throughput row, ${fmt(SUBSCRIPTIONS)} push streams (Node ${process.version})`,
+    `${fmt(BURST)} events per throughput row, ${fmt(SUBSCRIPTIONS)} push streams (Node ${process.version}, load average ` +
+    `${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores)`,
 );
 console.log(
   `the bench server raises the documented limits it needs: events.maxStreamsPerOwner ${fmt(SUBSCRIPTIONS)} ` +
@@ -286,18 +292,22 @@ console.log(
 );
 const outbox = await WebhookOutboxBench.start();
 try {
-  {
-    const server = await startServer({ BENCH_STORE: 'sqlite', BENCH_STORE_URL: join(dir, 'one.db') });
+  // The memory store shows what the events layer itself costs; SQLite adds the durable append (a WAL flush) to each emit.
+  for (const [name, env] of [
+    ['memory', { BENCH_STORE: 'memory' }],
+    ['SQLite', { BENCH_STORE: 'sqlite', BENCH_STORE_URL: join(dir, 'one.db') }],
+  ] as const) {
+    const server = await startServer(env);
     try {
       const sample = await pushLatency(server.url, server.url);
       report({
-        what: 'push emit → notification, one process (SQLite)',
+        what: `push emit → notification, one process (${name})`,
         figure: latencyFigure(sample),
         goal: 'p50 ≤ 10 ms',
         met: percentile(sample, 50) <= 10,
       });
       report({
-        what: 'events/s of one stream, one process (SQLite)',
+        what: `events/s of one stream, one process (${name})`,
         figure: throughputFigure(await streamThroughput(server.url, server.url)),
         goal: '—',
       });
@@ -351,15 +361,17 @@ try {
   }
   {
     const { before, after, openMs } = await subscriptionMemory();
-    const growth = (after - before) / 1024 / 1024;
+    const growth = (after.rss - before.rss) / 1024 / 1024;
     report({
       what: `RSS growth, ${fmt(SUBSCRIPTIONS)} concurrent push streams (SQLite)`,
-      figure: `${fmt(growth, 1)} MB (${fmt(((after - before) / SUBSCRIPTIONS / 1024) * 1, 1)} KB a stream)`,
+      figure: `${fmt(growth, 1)} MB (${fmt((after.rss - before.rss) / SUBSCRIPTIONS / 1024, 1)} KB a stream)`,
       goal: '≤ 150 MB',
       met: growth <= 150,
     });
+    const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
     console.log(
-      `    RSS ${fmt(before / 1024 / 1024, 1)} → ${fmt(after / 1024 / 1024, 1)} MB; all open in ${fmt(openMs)} ms`,
+      `    RSS ${mb(before.rss)} → ${mb(after.rss)} MB, JS heap in use ${mb(before.heap)} → ${mb(after.heap)} MB ` +
+        `(${fmt((after.heap - before.heap) / SUBSCRIPTIONS / 1024, 1)} KB a stream); all open in ${fmt(openMs / 1000, 1)} s`,
     );
   }
   {
@@ -381,4 +393,9 @@ try {
   outbox.close();
   rmSync(dir, { recursive: true, force: true });
 }
+console.log(
+  `load average at the end: ${loadavg()
+    .map((load) => load.toFixed(1))
+    .join(' ')} (${availableParallelism()} cores)`,
+);
 if (rows.some((row) => row.met === false)) process.exitCode = 1;

@@ -131,7 +131,8 @@ const http = await serveHttp(tasks, {
 console.error(`listening on ${http.url}`);
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
-  console.error(`rss ${process.memoryUsage().rss}`);
+  const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  console.error(`rss ${rss} heap ${heapUsed} external ${external} arrayBuffers ${arrayBuffers}`);
 });
 process.on('SIGTERM', () => {
   void (async () => {
