@@ -1,6 +1,12 @@
 import { hostHeaderValidationResponse, originValidationResponse } from '@modelcontextprotocol/server';
 
-import { TaskEngine, type TaskBrowseStore, type TaskStatus, type TaskStore } from '../engine/index.js';
+import {
+  TaskEngine,
+  type ExecutorLoad,
+  type TaskBrowseStore,
+  type TaskStatus,
+  type TaskStore,
+} from '../engine/index.js';
 import { consoleAsset } from './assets/consoleAssets.js';
 import { ConsoleActions, type ConsoleAuditRecord } from './ConsoleActions.js';
 import { CONSOLE_COOKIE, ConsoleAuth, type ConsoleRole } from './consoleAuth.js';
@@ -9,6 +15,7 @@ import { exportTasks } from './exportTasks.js';
 import { FailureThrottle } from './FailureThrottle.js';
 import { LiveStreams } from './LiveStreams.js';
 import { readOverview, type Overview, type QueueStats } from './overview.js';
+import { QueueDepthHistory } from './QueueDepthHistory.js';
 import { readJsonBody } from './readJsonBody.js';
 import { readOwners, type Owners } from './readOwners.js';
 import { readSubscriptions, type Subscriptions } from './readSubscriptions.js';
@@ -30,6 +37,8 @@ export interface ConsoleOptions {
   allowedOrigins?: string[];
   /** The queue executor's depth and live workers, for the overview. */
   queueStats?: () => Promise<QueueStats>;
+  /** The in-process executor's load: its waiting tasks are the queue the owners view charts. */
+  load?: () => ExecutorLoad;
   /** Tasks per list page. Default 50. */
   pageSize?: number;
   /** How often live streams re-read what they show. Default 1 s. */
@@ -59,6 +68,7 @@ export class TaskConsole {
   private readonly streams: LiveStreams;
   private readonly throttle: FailureThrottle;
   private readonly actions: ConsoleActions;
+  private readonly queueDepth: QueueDepthHistory;
   private overviewCache: { at: number; value: Promise<Overview> } | undefined;
   private refreshing: Promise<Overview> | undefined;
   private countsCache: { at: number; value: Promise<Partial<Record<TaskStatus, number>>> } | undefined;
@@ -87,6 +97,14 @@ export class TaskConsole {
       list: (params) => this.list(params),
       task: (taskId) => this.task(taskId),
     });
+    this.queueDepth = new QueueDepthHistory(
+      {
+        ...(options.queueStats && { queueStats: options.queueStats }),
+        ...(options.load && { load: options.load }),
+      },
+      () => engine.clock.now(),
+    );
+    this.queueDepth.start();
   }
 
   /**
@@ -117,6 +135,7 @@ export class TaskConsole {
 
   close(): void {
     this.streams.close();
+    this.queueDepth.stop();
   }
 
   /** `remoteAddress`: the client's, for the failed-login throttle (requests without one share a single count). */
@@ -234,7 +253,12 @@ export class TaskConsole {
   private owners(): Promise<Owners> {
     const now = this.engine.clock.now();
     if (!this.ownersCache || now - this.ownersCache.at > OVERVIEW_TTL_MS) {
-      const value = readOwners(this.browse(), now);
+      const { store } = this.engine;
+      const value = readOwners(this.browse(), now, {
+        ...(store.storedBytesOf && { storedBytesOf: store.storedBytesOf.bind(store) }),
+        refusedOwners: () => this.engine.refusedOwners(),
+        ...(this.queueDepth.available && { queueDepth: () => this.queueDepth.lastHour() }),
+      });
       this.ownersCache = { at: now, value };
       value.catch(() => (this.ownersCache = undefined));
     }

@@ -181,6 +181,7 @@ export class TaskRuntime implements ConnectionHost {
       this.rate?.take(rateKey(caller), kind, taskId);
     } catch (error) {
       this.metrics?.refusedBy('rate');
+      this.engine.noteRefusal(caller.owner, 'rate');
       throw error;
     }
   }

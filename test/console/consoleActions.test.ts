@@ -285,10 +285,22 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     const stored = (await h.tasks.engine.store.browse?.page({ owner }, { limit: 1000, now: Date.now() })) ?? [];
     const count = (status: string) => String(stored.filter((record) => record.status === status).length);
     expect(count('working')).toBe('1');
+    // The bytes its stored tasks take, as the store counts them for its byte cap, and no refusal.
+    const bytes = (await h.tasks.engine.store.storedBytesOf?.(owner)) as number;
+    expect(bytes).toBeGreaterThan(0);
     await expect
       .poll(() => row.locator('td').allTextContents())
-      .toEqual([`${owner}copy`, '1', count('input_required'), String(stored.length), 'tasks']);
-    await page.screenshot({ path: join(IMAGES, 'console-owners.png') });
+      .toEqual([`${owner}copy`, '1', count('input_required'), String(stored.length), expect.any(String), '0', 'tasks']);
+    expect(await row.locator('td.bytes').getAttribute('title')).toBe(`${bytes} bytes`);
+    expect(await row.locator('td.bytes').textContent()).toMatch(/^\d+(\.\d)? (B|KiB)$/);
+    // The queue's depth over the last hour: a reading of the in-process executor, on a time axis ending now.
+    await page.locator('#queue-chart svg rect.waiting').first().waitFor();
+    const axis = await page.locator('#queue-chart .axis span').allTextContents();
+    expect(axis).toHaveLength(5);
+    expect(axis[4]).toBe('now');
+    expect(await page.locator('#queue-chart rect.waiting title').first().textContent()).toMatch(
+      /\d+ waiting, \d+ running$/,
+    );
     await row.getByRole('link', { name: 'tasks' }).click();
     await expect
       .poll(() =>

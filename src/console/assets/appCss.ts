@@ -29,6 +29,9 @@ h2 { font-size: 16px; margin: 0 0 8px; }
 .chart .finished { fill: var(--completed); }
 .legend { font-size: 13px; color: var(--muted); display: flex; gap: 16px; flex-wrap: wrap; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+.chart.queue { height: 48px; }
+.chart .waiting { fill: var(--input_required); }
+.swatch.waiting { background: var(--input_required); }
 .swatch.created { background: var(--working); } .swatch.finished { background: var(--completed); }
 form.filters { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 8px; align-items: end; }
 label { display: flex; flex-direction: column; font-size: 12px; color: var(--muted); gap: 2px; }

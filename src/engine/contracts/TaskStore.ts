@@ -119,6 +119,8 @@ export interface TaskStore {
   evictFetched?(owner: string | undefined, limit: number): Promise<string[]>;
   /** Bytes of every stored record (as `OwnerLimits.maxStoredBytes` counts them), all owners together. */
   storedBytes?(): Promise<number>;
+  /** Bytes of the owner's stored records, as `OwnerLimits.maxStoredBytes` counts them (the console's owners view). */
+  storedBytesOf?(owner: string): Promise<number>;
   /** A random secret shared by every process using this store (signs list cursors). */
   getSecret(): Promise<Uint8Array>;
   /** Step journal and durable timers for workflow tools, when the store has them (opened by the engine). */

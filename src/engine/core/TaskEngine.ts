@@ -19,7 +19,8 @@ import {
   type ListResult,
   type TaskEngineOptions,
 } from './TaskEngineOptions.js';
-import { StoreUnavailableError, TaskNotFoundError } from '../record/TaskError.js';
+import { StoreUnavailableError, TaskLimitError, TaskNotFoundError } from '../record/TaskError.js';
+import { OwnerRefusals } from './OwnerRefusals.js';
 import { TaskInputs } from './TaskInputs.js';
 import { TaskMaintenance, type RunHandover } from './TaskMaintenance.js';
 import {
@@ -67,6 +68,7 @@ export class TaskEngine implements EngineHandle {
   private readonly inputs: TaskInputs;
   private readonly spans: TaskSpans;
   private readonly events: TaskEvents;
+  private readonly refusals = new OwnerRefusals();
   private started = false;
 
   constructor(options: TaskEngineOptions) {
@@ -165,7 +167,20 @@ export class TaskEngine implements EngineHandle {
 
   /** Creates a task; resolves only once the store has it. `created` is false when an idempotent retry matched. */
   create(input: CreateTaskInput): Promise<{ task: TaskRecord; created: boolean }> {
-    return this.creation.create(input);
+    return this.creation.create(input).catch((error: unknown) => {
+      if (error instanceof TaskLimitError) this.refusals.note(input.owner, error.limit);
+      throw error;
+    });
+  }
+
+  /** Counts a refusal of the owner's at a limit the engine does not check itself (the server's rate limit). */
+  noteRefusal(owner: string, limit: TaskLimitError['limit']): void {
+    this.refusals.note(owner, limit);
+  }
+
+  /** Owners refused at a limit in this process, most recently refused first (bounded; the console's owners view). */
+  refusedOwners(): Array<{ owner: string; refused: Partial<Record<TaskLimitError['limit'], number>> }> {
+    return this.refusals.entries();
   }
 
   /** A task visible to `scope`; foreign and missing tasks raise the same error. */

@@ -112,6 +112,7 @@ export async function serveHttp(
     options.console &&
     new (await import('../../console/index.js')).TaskConsole(tasks.engine, {
       ...(executor.queueStats && { queueStats: executor.queueStats.bind(executor) }),
+      ...(executor.load && { load: executor.load.bind(executor) }),
       ...(options.allowedHostnames && { allowedHostnames: options.allowedHostnames }),
       ...(options.allowedOrigins && { allowedOrigins: options.allowedOrigins }),
       ...options.console,

@@ -218,6 +218,10 @@ export class MemoryStore implements TaskStore {
     return this.totalBytes;
   }
 
+  async storedBytesOf(owner: string): Promise<number> {
+    return this.bytesByOwner.get(owner) ?? 0;
+  }
+
   async getSecret(): Promise<Uint8Array> {
     return this.secret;
   }

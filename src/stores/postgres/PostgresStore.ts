@@ -334,6 +334,13 @@ export class PostgresStore implements TaskStore {
     return Number(rows[0]?.n ?? 0);
   }
 
+  async storedBytesOf(owner: string): Promise<number> {
+    const { rows } = await this.query<{ n: string }>(`SELECT bytes AS n FROM ${this.names.owners} WHERE owner = $1`, [
+      owner,
+    ]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
   async getSecret(): Promise<Uint8Array> {
     if (this.secret) return this.secret;
     const meta = this.names.meta;

@@ -101,6 +101,7 @@ const BUSY_RETRIED = [
   'markFetched',
   'evictFetched',
   'storedBytes',
+  'storedBytesOf',
   'getSecret',
 ] as const;
 const JOURNAL_BUSY_RETRIED = ['init', 'fence', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
@@ -412,6 +413,10 @@ export class SqliteStore implements TaskStore {
 
   async storedBytes(): Promise<number> {
     return (this.stmts().totalBytes.get() as number | undefined) ?? 0;
+  }
+
+  async storedBytesOf(owner: string): Promise<number> {
+    return (this.stmts().ownerUsage.get(owner) as { bytes: number } | undefined)?.bytes ?? 0;
   }
 
   async getSecret(): Promise<Uint8Array> {
