@@ -19,6 +19,8 @@ import {
   ResultType,
   StreamEventsParamsSchema,
   SubscribeEventsParamsSchema,
+  TasksStreamMethod,
+  TasksStreamParamsSchema,
   UnsubscribeEventsParamsSchema,
   type DeliveryMode,
   type EventSource,
@@ -28,6 +30,7 @@ import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
 import { publishToWebhooks } from './publishToWebhooks.js';
 import { StreamCounts } from './StreamCounts.js';
 import { streamTaskEvents } from './streamTaskEvents.js';
+import { streamTaskLog, taskStreamEnd, type TaskStreamEnd } from './streamTaskLog.js';
 import { encodeTaskEventCursor } from './taskEventCursor.js';
 import { taskEventOccurrence } from './taskEventOccurrence.js';
 import { taskEndedError, TaskEventSubscription } from './TaskEventSubscription.js';
@@ -51,6 +54,11 @@ export interface EventsOptions {
   heartbeatMs?: number;
   /** Most events one `events/poll` returns (and the cap of its `maxEvents`, spec V38). Default 100. */
   maxPollEvents?: number;
+  /**
+   * Serve SEP-2694's `tasks/stream` (a draft overlapping task event sources) from the same event logs, on every wire.
+   * Default false: `tasks/stream` answers -32601 (spec TE1). Its streams count toward the same per-caller bound.
+   */
+  taskStreams?: boolean;
 }
 
 const DEFAULTS = {
@@ -74,6 +82,8 @@ export class EventsFront implements ServerDialect {
   readonly catalog: EventCatalog;
   private readonly options: typeof DEFAULTS;
   private readonly streams: StreamCounts;
+  /** `tasks/stream`s open, by connection and task (spec TE6). */
+  private readonly taskStreamsOpen = new Set<string>();
   private logger: EngineLogger | undefined;
 
   constructor(private readonly eventsOptions: EventsOptions = {}) {
@@ -100,6 +110,12 @@ export class EventsFront implements ServerDialect {
 
   /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */
   answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
+    if (request.method === TasksStreamMethod) {
+      // spec TE1: off by default, and then left to the SDK server's -32601.
+      if (!this.eventsOptions.taskStreams) return undefined;
+      const end = taskStreamEnd(session.modern);
+      return { operation: 'retrieve', plainCall: true, answer: (r, ctx) => this.taskStream(r, ctx, end) };
+    }
     if (!session.modern || !EVENTS_METHODS.includes(request.method)) return undefined;
     // spec V58: a stream is exempt from the task rate limits; its own bound is the per-caller stream count.
     return { operation: 'retrieve', plainCall: true, answer: (r, ctx) => this.answer(r, ctx) };
@@ -203,6 +219,25 @@ export class EventsFront implements ServerDialect {
           ),
       );
     } finally {
+      release();
+    }
+  }
+
+  /**
+   * SEP-2694 `tasks/stream`: params checked (TE9), one stream per task per connection (TE6: a second is -32602), the
+   * per-caller stream bound (TE17), then the task's log from `after` (streamTaskLog).
+   */
+  private async taskStream(request: JsonRpcRequest, ctx: DialectContext, end: TaskStreamEnd): Promise<DialectAnswer> {
+    const params = parse(TasksStreamParamsSchema, paramsOf(request) ?? {});
+    const key = `${ctx.connectionId}\u0000${params.taskId}`;
+    if (this.taskStreamsOpen.has(key))
+      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: this task is streamed on this connection already');
+    const release = this.streams.take(ctx.caller.owner);
+    this.taskStreamsOpen.add(key);
+    try {
+      return await streamTaskLog(ctx.engine, params, ctx, end, RECHECK_MS);
+    } finally {
+      this.taskStreamsOpen.delete(key);
       release();
     }
   }

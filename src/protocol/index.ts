@@ -9,5 +9,6 @@ export * from './relatedTask.js';
 export * from './requestUrl.js';
 export * from './retention.js';
 export * from './sep1686.js';
+export * from './tasksStream.js';
 export * from './wireObject.js';
 export * from './wireStatus.js';

@@ -27,8 +27,9 @@ let nextId = 1;
 export async function openStream(
   url: string,
   params: Record<string, unknown>,
-  options: { headers?: Record<string, string>; id?: string | number } = {},
+  options: { headers?: Record<string, string>; id?: string | number; method?: string } = {},
 ): Promise<OpenStream> {
+  const requestMethod = options.method ?? 'events/stream';
   const controller = new AbortController();
   const id = options.id ?? `stream-${nextId++}`;
   const response = await fetch(url, {
@@ -38,13 +39,13 @@ export async function openStream(
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'events/stream',
+      'mcp-method': requestMethod,
       ...options.headers,
     },
     body: JSON.stringify({
       jsonrpc: '2.0',
       id,
-      method: 'events/stream',
+      method: requestMethod,
       params: {
         ...params,
         _meta: {
