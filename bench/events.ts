@@ -8,7 +8,8 @@
 //     pair too);
 //  3. webhook first attempt: emit → the host's endpoint has the request (a server with webhook delivery from its
 //     SQLite outbox), and publish → host for the outbox alone (bench/webhookOutboxBench.ts, as bench:webhooks);
-//  4. RSS growth of a server process holding 10,000 concurrent push streams (one per task), after a full collection;
+//  4. RSS growth of a server process holding 10,000 concurrent push streams (one per task), after a full collection,
+//     with the JS heap a stream takes beside what any plain request held open as long takes;
 //  5. kill -9 of the delivering process mid-delivery: events lost, duplicates (bench/webhookOutboxBench.ts).
 // Redis and PostgreSQL come from MCP_TASKS_BENCH_REDIS_URL / MCP_TASKS_BENCH_POSTGRES_URL, else the test services'
 // MCP_TASKS_TEST_*_URL (eval "$(scripts/services.sh start)"); each run uses a key prefix / schema of its own.
@@ -30,8 +31,9 @@ const TICK = 'com.example.bench.tick';
 const WARMUP = 20;
 const ROUNDS = Number(process.env['BENCH_EVENTS_ROUNDS'] ?? 300);
 const INTERVAL_MS = Number(process.env['BENCH_EVENTS_INTERVAL_MS'] ?? 20);
-const BURST = Number(process.env['BENCH_EVENTS_BURST'] ?? 5000);
+const BURST = Number(process.env['BENCH_EVENTS_BURST'] ?? 2000);
 const SUBSCRIPTIONS = Number(process.env['BENCH_EVENTS_SUBSCRIPTIONS'] ?? 10_000);
+const HELD_CALLS = Number(process.env['BENCH_EVENTS_HELD_CALLS'] ?? 2000);
 const CRASH_EVENTS = Number(process.env['BENCH_WEBHOOK_CRASH_EVENTS'] ?? 300);
 /** Streams opened at once while the subscriptions are set up (the rest wait for one to be active). */
 const OPENING = 200;
@@ -45,6 +47,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 interface Memory {
   rss: number;
   heap: number;
+  /** Plain calls the server holds. */
+  held: number;
 }
 
 interface Server {
@@ -65,10 +69,10 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   let seen = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     seen = (seen + chunk.toString()).slice(-2000);
-    const match = /rss (\d+) heap (\d+)/.exec(seen);
+    const match = /rss (\d+) heap (\d+).* held (\d+)/.exec(seen);
     if (match) {
       seen = '';
-      memoryWaiter?.({ rss: Number(match[1]), heap: Number(match[2]) });
+      memoryWaiter?.({ rss: Number(match[1]), heap: Number(match[2]), held: Number(match[3]) });
     }
   });
   return {
@@ -262,6 +266,29 @@ async function subscriptionMemory(): Promise<Subscriptions> {
   }
 }
 
+/**
+ * The JS heap a held request costs on the 2026-07-28 wire whatever it is, for comparison: `count` plain `tools/call`s
+ * of a tool that answers after ten minutes, all in progress. Bytes a request.
+ */
+async function heldCallHeap(count: number): Promise<number> {
+  const server = await startServer({ BENCH_STORE: 'sqlite', BENCH_STORE_URL: join(dir, 'held.db') });
+  try {
+    await rpc(server.url, 'tools/call', { name: 'sleep_plain', arguments: { ms: 1 } });
+    await sleep(1000);
+    const before = await server.memory();
+    for (let i = 0; i < count; i++)
+      rpc(server.url, 'tools/call', { name: 'sleep_plain', arguments: { ms: 600_000 } }).catch(() => {});
+    const deadline = Date.now() + 120_000;
+    while ((await server.memory()).held < count && Date.now() < deadline) await sleep(500);
+    await sleep(1000);
+    const after = await server.memory();
+    if (after.held < count) throw new Error(`only ${after.held} of ${count} plain calls were held`);
+    return (after.heap - before.heap) / count;
+  } finally {
+    server.child.kill('SIGKILL');
+  }
+}
+
 // ---- report ------------------------------------------------------------------------------------------------------
 interface Row {
   what: string;
@@ -369,9 +396,14 @@ try {
       met: growth <= 150,
     });
     const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
+    const plain = await heldCallHeap(HELD_CALLS);
     console.log(
       `    RSS ${mb(before.rss)} → ${mb(after.rss)} MB, JS heap in use ${mb(before.heap)} → ${mb(after.heap)} MB ` +
         `(${fmt((after.heap - before.heap) / SUBSCRIPTIONS / 1024, 1)} KB a stream); all open in ${fmt(openMs / 1000, 1)} s`,
+    );
+    console.log(
+      `    for comparison, a plain tools/call held open (${fmt(HELD_CALLS)} at once): ${fmt(plain / 1024, 1)} KB of JS heap ` +
+        `a request (the 2026 wire builds a server instance for each request, held for its life)`,
     );
   }
   {

@@ -3,7 +3,8 @@
 // Redis key prefix or PostgreSQL schema, so that two processes share one store and nothing else). Callers are named by
 // their bearer token. BENCH_MAX_STREAMS_PER_OWNER raises the documented `events.maxStreamsPerOwner`;
 // BENCH_WEBHOOK_ORIGIN turns on webhook delivery from the store's outbox, that origin allowlisted.
-// Prints "listening on <url>" on stderr; SIGUSR2 prints "rss <bytes>" after a full collection (run with --expose-gc).
+// Prints "listening on <url>" on stderr; SIGUSR2 prints its memory after a full collection (run with --expose-gc) and
+// the plain calls in progress.
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
@@ -17,6 +18,8 @@ import { emitTaskEvent } from '../../src/workflow/index.js';
 
 export const TICK = 'com.example.bench.tick';
 
+/** Plain `sleep_plain` calls in progress. */
+let held = 0;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Epoch ms, sub-millisecond: the emit time each event carries, compared with its arrival in another process. */
 const preciseNow = () => performance.timeOrigin + performance.now();
@@ -56,6 +59,17 @@ function createServer(): McpServer {
     async ({ ms }) => {
       await sleep(ms);
       return { content: [{ type: 'text', text: 'held' }] };
+    },
+  );
+  // Not a task tool: a plain call held open as long as a stream, to compare what any held request costs.
+  server.registerTool(
+    'sleep_plain',
+    { description: 'Answers after `ms`, as a plain call', inputSchema: z.object({ ms: z.number() }) },
+    async ({ ms }) => {
+      held++;
+      await sleep(ms);
+      held--;
+      return { content: [{ type: 'text', text: 'slept' }] };
     },
   );
   return server;
@@ -132,7 +146,7 @@ console.error(`listening on ${http.url}`);
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
   const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
-  console.error(`rss ${rss} heap ${heapUsed} external ${external} arrayBuffers ${arrayBuffers}`);
+  console.error(`rss ${rss} heap ${heapUsed} external ${external} arrayBuffers ${arrayBuffers} held ${held}`);
 });
 process.on('SIGTERM', () => {
   void (async () => {
