@@ -1,0 +1,52 @@
+import type { EngineLogger, TaskEngine, TaskStore } from '../engine/index.js';
+import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
+import { publishToWebhooks } from './publishToWebhooks.js';
+import { OutboxWebhookDeliveries } from './webhooks/OutboxWebhookDeliveries.js';
+import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
+
+/** A queue worker's share of serving events (`runWorker({ events })`): the server instances' types, and webhooks. */
+export interface WorkerEventsOptions {
+  /** The event types the server instances register (`createMcpTasks({ events: { types } })`). */
+  types?: readonly EventTypeOptions[];
+  /**
+   * Publish this worker's appends (its tasks' emits and status changes) to webhook subscriptions: `true` writes them
+   * to the store's durable outbox with the default limits, for the server instances' senders to deliver; or the
+   * deliveries to publish to (the same limits as the servers'). Off by default: without it, webhook subscribers of a
+   * task run by this worker hear nothing of it.
+   */
+  webhooks?: boolean | WebhookDeliveries;
+}
+
+/**
+ * The event checks of a worker's engine (the same catalog the servers check against, and the task status entries),
+ * then, once the engine exists, the publishing of its appends to webhooks. Each append is published by the process
+ * that made it, so N servers and M workers on one store publish every event exactly once.
+ */
+export class WorkerEvents {
+  readonly catalog: EventCatalog;
+
+  constructor(private readonly options: WorkerEventsOptions) {
+    this.catalog = new EventCatalog(options.types ?? [], ['poll', 'push']);
+  }
+
+  /** The settings of the worker's engine. */
+  get engineOptions(): { checkEvent: EventCatalog['check']; statusEvents: true } {
+    return { checkEvent: this.catalog.check, statusEvents: true };
+  }
+
+  /**
+   * Starts publishing the engine's appends to webhooks (when asked), once the store is open; returns the removal.
+   */
+  async attach(engine: TaskEngine, store: TaskStore, logger: EngineLogger): Promise<() => void> {
+    const webhooks = this.options.webhooks;
+    if (!webhooks) return () => {};
+    let deliveries: WebhookDeliveries;
+    if (webhooks === true) {
+      if (!store.webhooks) throw new Error('runWorker events.webhooks: the task store keeps no webhook outbox');
+      await store.webhooks.init();
+      // Publishing only: the senders of the server instances deliver what it writes (this one is never started).
+      deliveries = new OutboxWebhookDeliveries({ store: store.webhooks });
+    } else deliveries = webhooks;
+    return publishToWebhooks(engine, deliveries, this.catalog.names, logger);
+  }
+}
