@@ -3,6 +3,8 @@
 
 export { queueExecutor, type QueueExecutorSettings } from '../server/worker/index.js';
 export { runWorker, type RunWorkerOptions, type WorkerHandle } from '../server/worker/index.js';
+// What a worker takes of the events option: the servers' event types, and webhook publishing.
+export type { WorkerEventsOptions } from '../events/index.js';
 // The settings these take from the queue's executor and worker, and the worker a WorkerHandle holds.
 export type {
   QueueExecutorOptions,
