@@ -1,10 +1,7 @@
-import { join } from 'node:path';
-
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { TaskHandle } from '../../src/client/index.js';
-import { ROOT } from '../helpers/rawWire.js';
 import {
   ADMIN_TOKEN,
   chromiumAvailable,
@@ -17,9 +14,8 @@ import {
 
 /**
  * The console in real Chromium (Debian's package, driven by playwright-core) over a server whose tasks are created
- * over MCP in each generation. The screenshots in docs/images are the ones these tests take.
+ * over MCP in each generation.
  */
-const IMAGES = join(ROOT, 'docs/images');
 const available = chromiumAvailable();
 
 const row = (page: Page, taskId: string) => page.locator(`tr[data-task="${taskId}"]`);
@@ -153,7 +149,6 @@ describe.skipIf(!available)('the task console in Chromium', () => {
     await page.locator('ol.timeline li[data-kind="status"]', { hasText: 'working → input_required' }).waitFor();
     const args = page.locator('section', { has: page.locator('h2', { hasText: 'Arguments' }) }).locator('pre');
     expect(await args.textContent()).toContain('the shed');
-    await page.screenshot({ path: join(IMAGES, 'console-task-input.png'), fullPage: true });
 
     // Answered, the page follows it to the end without a reload.
     h.answerQuestions();
@@ -199,7 +194,6 @@ describe.skipIf(!available)('the task console in Chromium', () => {
     // Backing out of the confirmation changes nothing.
     await cancel.click();
     await page.locator('dialog[open]').waitFor();
-    await page.screenshot({ path: join(IMAGES, 'console-cancel-confirm.png') });
     await page.keyboard.press('Escape');
     expect((await h.tasks.engine.store.get(ids['core'] as string))?.status).toBe('working');
     await cancel.click();
@@ -234,6 +228,5 @@ describe.skipIf(!available)('the task console in Chromium', () => {
     const { page } = await open(h, READONLY_TOKEN, { viewport: { width: 390, height: 844 } });
     const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - window.innerWidth'));
     expect(overflow).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(IMAGES, 'console-phone.png') });
   });
 });

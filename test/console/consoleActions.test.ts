@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { TaskWork } from '../../src/engine/index.js';
-import { ROOT } from '../helpers/rawWire.js';
 import {
   ABORT_GRACE_MS,
   ADMIN_TOKEN,
@@ -22,7 +20,6 @@ import {
  * What an operator does in the console, in real Chromium over a server whose tasks are created over MCP: answer a
  * waiting task's question, re-run a failed task, cancel several at once, export the list, read a result.
  */
-const IMAGES = join(ROOT, 'docs/images');
 const available = chromiumAvailable();
 
 describe.skipIf(!available)('acting from the console in Chromium', () => {
@@ -57,7 +54,6 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     await page.getByLabel('Copies (required)').fill('3');
     await page.getByLabel('Urgent').check();
     await page.getByLabel('Size').selectOption('large');
-    await page.screenshot({ path: join(IMAGES, 'console-answer.png'), fullPage: true });
 
     // The read-only token sees the question and cannot answer it; an admin request without the page's header neither.
     const body = JSON.stringify({ key: 'x', action: 'decline' });
@@ -242,7 +238,6 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
       .toBe(1);
     // The raw result is there, folded away.
     expect(await page.locator('.outcome details.json:not([open]) summary', { hasText: 'Raw result' }).count()).toBe(1);
-    await page.screenshot({ path: join(IMAGES, 'console-result.png'), fullPage: true });
     await page.locator('h1 button.copy').click();
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(taskId);
   });
@@ -270,7 +265,6 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     const axis = await page.locator('.axis span').allTextContents();
     expect(axis).toHaveLength(5);
     expect(axis[4]).toBe('now');
-    await page.screenshot({ path: join(IMAGES, 'console-list.png') });
   });
 
   it("shows each owner's load, and opens an owner's tasks", async () => {
