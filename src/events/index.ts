@@ -6,4 +6,6 @@ export * from './publishToWebhooks.js';
 export * from './taskEventCursor.js';
 export * from './taskEventOccurrence.js';
 export * from './TaskEventSubscription.js';
+export * from './WorkerEvents.js';
 export type * from './webhooks/WebhookDeliveries.js';
+export type { WebhookAttempt } from './webhooks/WebhookSender.js';

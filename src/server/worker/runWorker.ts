@@ -11,6 +11,7 @@ import { createStore } from '../createStore.js';
 import { createTaskWork } from '../work/createTaskWork.js';
 import { InternalLinkPool } from '../work/InternalLinkPool.js';
 import type { ToolTaskPolicy } from '../../dialects/index.js';
+import { WorkerEvents, type WorkerEventsOptions } from '../../events/index.js';
 import type { ServerFactory } from '../ServerLike.js';
 import { toolConcurrencyOf } from '../toolConcurrencyOf.js';
 
@@ -20,6 +21,8 @@ import { toolConcurrencyOf } from '../toolConcurrencyOf.js';
  * worker, a worker killed mid-task has its tasks running again elsewhere within about 8 s.
  */
 const WORKER_LEASE_MS = 6_000;
+
+const SILENT: EngineLogger = { info() {}, warn() {}, error() {} };
 
 export interface RunWorkerOptions {
   /** The same server factory the server instances use: tasks run their tools on instances of it. */
@@ -58,6 +61,11 @@ export interface RunWorkerOptions {
     'lockDurationMs' | 'stalledIntervalMs' | 'maxStalledCount' | 'deferMs' | 'drainDelayMs'
   >;
   logger?: EngineLogger;
+  /**
+   * Events (docs/events.md): the server instances' event types, so this worker's emits are checked alike and its
+   * tasks' status changes logged, and `webhooks` to publish its appends to webhook subscriptions.
+   */
+  events?: WorkerEventsOptions;
 }
 
 export interface WorkerHandle {
@@ -77,9 +85,11 @@ export interface WorkerHandle {
 export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle> {
   // Checked before anything is opened or connected.
   const toolConcurrency = options.tools && toolConcurrencyOf(options.tools);
+  const events = options.events && new WorkerEvents(options.events);
   const store = typeof options.store === 'object' ? options.store : await createStore(options.store);
   const engine = new TaskEngine({
     leaseMs: WORKER_LEASE_MS,
+    ...events?.engineOptions,
     ...options.engine,
     store,
     ...(options.logger && { logger: options.logger }),
@@ -117,10 +127,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     ...(toolConcurrency && { toolConcurrency }),
     ...(options.shutdownTimeoutMs !== undefined && { shutdownTimeoutMs: options.shutdownTimeoutMs }),
   });
+  let stopPublishing: (() => void) | undefined;
   try {
     await engine.start();
+    stopPublishing = await events?.attach(engine, store, options.logger ?? SILENT);
     await worker.start();
   } catch (error) {
+    stopPublishing?.();
     await worker.close({ timeoutMs: 0 }).catch(() => {});
     await producer.close().catch(() => {});
     await engine.close().catch(() => {});
@@ -135,6 +148,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     close(closeOptions = {}) {
       closing ??= (async () => {
         await worker.close(closeOptions);
+        stopPublishing?.();
         await producer.close();
         await engine.close();
         await links?.close();
