@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-import type { TaskLifecycleEvent } from '../engine/index.js';
+import type { LoggedEvent, TaskLifecycleEvent } from '../engine/index.js';
+import type { WebhookAttempt } from '../events/index.js';
 import { generationOf } from '../protocol/index.js';
 
 export interface TaskMetricsOptions {
@@ -24,6 +25,9 @@ export class TaskMetrics {
   private readonly refused: Counter<'limit'>;
   private readonly stopped: Histogram;
   private readonly overdue: Counter;
+  private readonly eventsAppended: Counter<'type'>;
+  private readonly webhookAttempts: Counter<'kind' | 'outcome'>;
+  private readonly webhookFailures: Counter<'reason'>;
 
   constructor(options: TaskMetricsOptions = {}) {
     this.registry = options.registry ?? new Registry();
@@ -70,6 +74,25 @@ export class TaskMetrics {
       help: 'Runs still running past the grace period after they were told to stop (handlers that ignore aborts)',
       registers,
     });
+    // Event types are fixed at start-up (the catalog), so the label stays bounded.
+    this.eventsAppended = new Counter({
+      name: 'mcp_tasks_events_appended_total',
+      help: "Entries appended to tasks' event logs in this process (emits, status changes, progress), by type",
+      labelNames: ['type'],
+      registers,
+    });
+    this.webhookAttempts = new Counter({
+      name: 'mcp_tasks_webhook_deliveries_total',
+      help: 'Webhook delivery attempts by envelope kind and outcome (delivered, failed, abandoned, suspended)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.webhookFailures = new Counter({
+      name: 'mcp_tasks_webhook_failures_total',
+      help: 'Webhook delivery attempts that did not deliver, by the lastError category',
+      labelNames: ['reason'],
+      registers,
+    });
     const load = options.load;
     if (load) {
       new Gauge({
@@ -105,6 +128,20 @@ export class TaskMetrics {
       const end = event.task.terminalAt ?? event.task.lastUpdatedAt;
       this.duration.observe({ dialect, status }, Math.max(0, end - event.task.createdAt) / 1000);
     }
+  }
+
+  /** The engine's event-appended hook. */
+  eventAppended(event: LoggedEvent): void {
+    this.eventsAppended.inc({ type: event.type });
+  }
+
+  /**
+   * A webhook delivery attempt: pass it as the `onAttempt` of the webhook deliveries (docs/events.md), in the process
+   * whose sender delivers.
+   */
+  webhookAttempt(attempt: WebhookAttempt): void {
+    this.webhookAttempts.inc({ kind: attempt.kind, outcome: attempt.outcome });
+    if (attempt.outcome !== 'delivered') this.webhookFailures.inc({ reason: attempt.failure ?? 'unknown' });
   }
 
   refusedBy(limit: string): void {

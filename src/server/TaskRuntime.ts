@@ -157,6 +157,7 @@ export class TaskRuntime implements ConnectionHost {
     this.engine.setExecutor(this.executor);
     // Events appended here (emits of in-process work, status changes) go to the webhook subscriptions too.
     this.events?.attach(this.engine, this.logger);
+    if (this.metrics) this.engine.onEventAppended((_task, event) => this.metrics?.eventAppended(event));
     // An executor that leases at creation runs the task in this process, whose work sends progress directly
     // (forwardProgress); work elsewhere stores it on the task, and this process relays it.
     this.progressRelay = this.executor.leasesOnCreate
