@@ -115,6 +115,8 @@ export class TaskConsole {
     await store.init();
     await store.timeline?.init();
     await store.browse?.init();
+    await store.eventLog?.init();
+    await store.webhooks?.init();
     const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 0 });
     return new TaskConsole(engine, options, false);
   }
