@@ -12,6 +12,7 @@ import { sleep } from '../shared/sleep.js';
 import { registerFixtureCompletion } from './fixtureCompletion.js';
 import { FIXTURE_CONTENT_TOOLS } from './fixtureContentTools.js';
 import { FIXTURE_DIAGNOSTIC_TOOLS } from './fixtureDiagnosticTools.js';
+import { FIXTURE_EVENT_TOOLS } from './fixtureEventTools.js';
 import { FIXTURE_INPUT_REQUIRED_TOOLS } from './fixtureInputRequiredTools.js';
 import { registerFixturePrompts } from './fixturePrompts.js';
 import { fixtureRequestState } from './fixtureRequestState.js';
@@ -286,6 +287,7 @@ export const FIXTURE_TOOLS: Record<string, FixtureTool> = {
   ...FIXTURE_INPUT_REQUIRED_TOOLS,
   ...FIXTURE_DIAGNOSTIC_TOOLS,
   ...FIXTURE_WORKFLOW_TOOLS,
+  ...FIXTURE_EVENT_TOOLS,
 };
 
 /** Task policies of the fixture tools, for the tasks runtime. */

@@ -1,0 +1,53 @@
+import type { EventTypeOptions } from 'mcp-tasks/engine';
+import { emitTaskEvent } from 'mcp-tasks/workflow';
+
+import { sleep } from '../shared/sleep.js';
+import { object, text, type FixtureTool } from './FixtureTool.js';
+
+/** The type `staged_compute` emits: one per finished stage, so its task's event source carries intermediate results. */
+export const STAGE_EVENT = 'io.github.mcp-tasks.conformance.stage';
+
+const MAX_STAGES = 100;
+const MAX_STAGE_MS = 60_000;
+
+/** The fixture's event types (served with MCP_TASKS_EVENTS=1): the staged task's, naming it as its event source. */
+export const FIXTURE_EVENT_TYPES: EventTypeOptions[] = [
+  {
+    name: STAGE_EVENT,
+    description: 'A stage of a staged_compute task finished',
+    payloadSchema: object({ stage: { type: 'integer', minimum: 1 }, of: { type: 'integer', minimum: 1 } }, [
+      'stage',
+      'of',
+    ]),
+    tools: ['staged_compute'],
+  },
+];
+
+/** Task tools that emit events (EVENTS-SPEC §14: the Task Event Sources scenarios call `staged_compute`). */
+export const FIXTURE_EVENT_TOOLS: Record<string, FixtureTool> = {
+  staged_compute: {
+    description: 'Runs `stages` stages of `stageMs` each, emitting one intermediate event per stage, then returns.',
+    inputSchema: object(
+      {
+        stages: { type: 'integer', minimum: 1, maximum: MAX_STAGES },
+        stageMs: { type: 'integer', minimum: 0, maximum: MAX_STAGE_MS },
+      },
+      ['stages'],
+    ),
+    policy: { taskSupport: 'optional', pollIntervalMs: 200, retrySafe: true },
+    run: async (args, ctx) => {
+      const stages = Number(args['stages']);
+      const stageMs = Number(args['stageMs'] ?? 100);
+      if (!Number.isInteger(stages) || stages < 1 || stages > MAX_STAGES)
+        return { ...text(`staged_compute: stages must be an integer from 1 to ${MAX_STAGES}`), isError: true };
+      if (!Number.isInteger(stageMs) || stageMs < 0 || stageMs > MAX_STAGE_MS)
+        return { ...text(`staged_compute: stageMs must be an integer from 0 to ${MAX_STAGE_MS}`), isError: true };
+      for (let stage = 1; stage <= stages; stage++) {
+        await sleep(stageMs, ctx.mcpReq.signal);
+        // Keyed by stage: a task run again after a crash does not emit a stage twice.
+        await emitTaskEvent(ctx, STAGE_EVENT, { stage, of: stages }, { key: `stage-${stage}` });
+      }
+      return text(`staged_compute: ${stages} stages done`);
+    },
+  },
+};
