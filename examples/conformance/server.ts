@@ -81,7 +81,9 @@ if (process.argv.includes('--stdio')) {
     .connect(new StdioServerTransport(guardStdin(process.stdin, process.stdout), process.stdout));
 } else {
   const tokens = parseTokens(process.env['MCP_TASKS_TEST_TOKENS']);
-  const handle = await serveHttp(tasks, createFixtureServer, {
+  const handle = await serveHttp(tasks, {
+    // Sessions answer with the plain fixture; with MCP_TASKS_TOOL_EVENTS only task runs are recorded.
+    server: createFixtureServer,
     port: Number(process.env['PORT'] ?? 3001),
     host: '127.0.0.1',
     ...(tokens && {

@@ -61,6 +61,12 @@ describe('the front door', () => {
     expect(await serverInfoOf(http.url)).toMatchObject({ name: 'from-tasks' });
   });
 
+  it("serveHttp(tasks, { server }) serves another factory's instances on the same runtime", async () => {
+    tasks = await createMcpTasks({ server: serverNamed('from-tasks'), tools: { echo: 'optional' }, store: 'memory' });
+    http = await serveHttp(tasks, { port: 0, server: serverNamed('given') });
+    expect(await serverInfoOf(http.url)).toMatchObject({ name: 'given' });
+  });
+
   it('the deprecated serveHttp(tasks, factory, options) still serves the factory it is given', async () => {
     tasks = await createMcpTasks({ server: serverNamed('from-tasks'), tools: { echo: 'optional' }, store: 'memory' });
     // The old call shape (deprecated) keeps working.

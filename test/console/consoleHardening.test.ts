@@ -29,7 +29,7 @@ describe('console hardening (served by serveHttp)', () => {
 
   async function start(consoleOptions: ServeHttpOptions['console'] = {}): Promise<string> {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory' });
-    http = await serveHttp(tasks, createServer, {
+    http = await serveHttp(tasks, {
       port: 0,
       console: { token: ADMIN, readonlyToken: READONLY, ...consoleOptions },
     });
@@ -102,11 +102,11 @@ describe('console hardening (served by serveHttp)', () => {
   it('refuses to start with a configured token shorter than 16 characters', async () => {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory' });
     for (const console of [{ token: 'fifteen-chars!!' }, { token: ADMIN, readonlyToken: 'short' }])
-      await expect(serveHttp(tasks, createServer, { port: 0, console })).rejects.toThrow(
+      await expect(serveHttp(tasks, { port: 0, console })).rejects.toThrow(
         /console (read-only )?token is \d+ characters long; it must have at least 16/,
       );
     // Sixteen is enough.
-    http = await serveHttp(tasks, createServer, { port: 0, console: { token: 'sixteen-chars!!!' } });
+    http = await serveHttp(tasks, { port: 0, console: { token: 'sixteen-chars!!!' } });
     expect(http.console?.token).toBe('sixteen-chars!!!');
   });
 });

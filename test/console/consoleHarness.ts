@@ -214,7 +214,7 @@ export async function startConsoleHarness(
     engine: { abortGraceMs: ABORT_GRACE_MS },
   });
   const audits: ConsoleAuditRecord[] = [];
-  const http = await serveHttp(tasks, createServer, {
+  const http = await serveHttp(tasks, {
     port: 0,
     console: {
       path: '/console',

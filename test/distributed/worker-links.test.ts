@@ -28,7 +28,7 @@ if (redisUrl) {
         store,
         executor: queueExecutor({ redisUrl: url, queueName: queue.name }),
       });
-      const http = await serveHttp(tasks, factory, { port: 0 });
+      const http = await serveHttp(tasks, { port: 0 });
       try {
         const peer = new HttpPeer(http.url);
         await peer.initialize();

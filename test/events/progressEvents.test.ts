@@ -74,7 +74,7 @@ describe('progress reports as events (the 2026 tasks extension sends no progress
         ],
       },
     });
-    http = await serveHttp(tasks, createServer, { port: 0 });
+    http = await serveHttp(tasks, { port: 0 });
     peer = eventsPeer(http.url);
   });
   afterAll(async () => {

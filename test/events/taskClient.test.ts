@@ -77,7 +77,7 @@ describe('TaskClient follows a taskâ€™s event source (Task Event Sources, TS14â€
 
   it('TS1 V6: a server without Events names no source; events() ends at once and followEvents is refused', async () => {
     const tasks = await createMcpTasks({ server: createEventsServer, tools: { staged: 'optional' }, store: 'memory' });
-    const http = await serveHttp(tasks, createEventsServer, { port: 0 });
+    const http = await serveHttp(tasks, { port: 0 });
     const plain = await TaskClient.connect({ url: http.url });
     try {
       const handle = await plain.callTool('staged', { stages: 1, stageMs: 0 });

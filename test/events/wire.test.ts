@@ -366,7 +366,7 @@ for (const [storeName, spec] of [
 describe('a server without the events option', () => {
   it('V7: answers events/* with -32601 and declares nothing', async () => {
     const tasks = await createMcpTasks({ server: createEventsServer, tools: { staged: 'optional' }, store: 'memory' });
-    const http = await serveHttp(tasks, createEventsServer, { port: 0 });
+    const http = await serveHttp(tasks, { port: 0 });
     try {
       const peer = eventsPeer(http.url);
       for (const name of ['events/list', 'events/poll', 'events/stream', 'events/subscribe', 'events/unsubscribe'])

@@ -76,8 +76,8 @@ beforeAll(async () => {
     fallbackTools: true,
     logger: silent,
   });
-  fast = await serveHttp(tasks, factory, { port: 0, fastPath: { webRequest: false } });
-  slow = await serveHttp(tasks, factory, { port: 0, fastPath: false });
+  fast = await serveHttp(tasks, { port: 0, fastPath: { webRequest: false } });
+  slow = await serveHttp(tasks, { port: 0, fastPath: false });
   for (const handle of [fast, slow]) sessions.set(handle, await open(handle));
 });
 

@@ -48,7 +48,7 @@ describe('task_answer without authentication', () => {
       fallbackTools: true,
       fallbackAfterMs: 200,
     });
-    http = await serveHttp(tasks, createServer, { port: 0 });
+    http = await serveHttp(tasks, { port: 0 });
   });
   afterAll(async () => {
     await http.close();

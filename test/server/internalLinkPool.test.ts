@@ -18,7 +18,7 @@ describe('task runs reuse instances of the author server (InternalLinkPool)', ()
   async function start(freshServerPerTask: boolean) {
     const { factory, counter } = countingFactory();
     tasks = await createMcpTasks({ server: factory, tools: TOOLS, store: 'memory', freshServerPerTask });
-    http = await serveHttp(tasks, factory, { port: 0 });
+    http = await serveHttp(tasks, { port: 0 });
     const peer = new HttpPeer(http.url);
     await peer.initialize();
     // The session's own instance.

@@ -33,7 +33,7 @@ describe('jwtAuth refuses tokens whose subject or type would not name a principa
   beforeAll(async () => {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory' });
     const auth = jwtAuth({ issuer: 'https://issuer.test', audience: 'api', key: SECRET });
-    http = await serveHttp(tasks, createServer, { port: 0, ...auth });
+    http = await serveHttp(tasks, { port: 0, ...auth });
   });
   afterAll(async () => {
     await http.close();

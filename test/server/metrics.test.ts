@@ -46,7 +46,7 @@ describe('Prometheus metrics (spec R72)', () => {
       metrics: true,
       rateLimit: { perSecond: 1, burst: 30 },
     });
-    const http = await serveHttp(tasks, createServer, { port: 0, metricsPath: '/metrics' });
+    const http = await serveHttp(tasks, { port: 0, metricsPath: '/metrics' });
     stop = () => http.close();
     const peer = new HttpPeer(http.url);
     await peer.initialize();

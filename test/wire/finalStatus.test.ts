@@ -79,7 +79,7 @@ describe('a finished task shows the last report, on every generation', () => {
       tools: { burst: 'optional', burst_error: 'optional', shout: 'optional' },
       store: join(tempDir(), 'tasks.db'),
     });
-    http = await serveHttp(tasks, createServer, { port: 0 });
+    http = await serveHttp(tasks, { port: 0 });
     legacy = new HttpPeer(http.url);
     await legacy.initialize();
     modern = new ModernPeer(http.url);

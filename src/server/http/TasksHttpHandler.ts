@@ -26,6 +26,11 @@ import type { AuthInfoLike, ServerFactory, TransportLike } from '../ServerLike.j
 
 export interface TasksHttpHandlerOptions extends RequestGuardOptions {
   /**
+   * The factory of the server instances that answer requests here, when it is not the runtime's own `server` (a
+   * server whose task runs are instrumented, say). Default: the `server` given to createMcpTasks.
+   */
+  server?: ServerFactory;
+  /**
    * Authenticates a request: return its auth info, undefined for anonymous, or a Response to refuse it.
    * Task ownership follows the returned principal (client id / `extra.sub`).
    */
@@ -82,7 +87,10 @@ const RETRY_MS = 1000;
  * attached to the same tasks runtime.
  */
 export function createTasksHttpHandler(tasks: McpTasks, options?: TasksHttpHandlerOptions): TasksHttpHandler;
-/** @deprecated The factory is the `server` given to createMcpTasks: call `createTasksHttpHandler(tasks, options)`. */
+/**
+ * @deprecated The factory is the `server` given to createMcpTasks, or the `server` option: call
+ * `createTasksHttpHandler(tasks, options)`.
+ */
 export function createTasksHttpHandler(
   tasks: McpTasks,
   factory: ServerFactory,
@@ -93,8 +101,8 @@ export function createTasksHttpHandler(
   factoryOrOptions?: ServerFactory | TasksHttpHandlerOptions,
   maybeOptions?: TasksHttpHandlerOptions,
 ): TasksHttpHandler {
-  const factory = typeof factoryOrOptions === 'function' ? factoryOrOptions : undefined;
   const options = (typeof factoryOrOptions === 'function' ? maybeOptions : factoryOrOptions) ?? {};
+  const factory = typeof factoryOrOptions === 'function' ? factoryOrOptions : options.server;
   const runtime = runtimeOf(tasks);
   const attached = tasks.wrapFactory(factory);
   const sessions = new SessionRegistry({

@@ -80,7 +80,10 @@ const CONNECTION_CLOSED = new DOMException('The response was closed', 'AbortErro
 
 /** Serves the tasks-enabled MCP server (the `server` factory of `tasks`) over Streamable HTTP on node:http. */
 export async function serveHttp(tasks: McpTasks, options?: ServeHttpOptions): Promise<HttpServerHandle>;
-/** @deprecated The factory is the `server` given to createMcpTasks: call `serveHttp(tasks, options)`. */
+/**
+ * @deprecated The factory is the `server` given to createMcpTasks, or the `server` option: call
+ * `serveHttp(tasks, options)`.
+ */
 export async function serveHttp(
   tasks: McpTasks,
   factory: ServerFactory,

@@ -103,7 +103,7 @@ export async function startHostileServer(): Promise<HostileServer> {
     },
     store: 'memory',
   });
-  const http = await serveHttp(tasks, createHostileServer, { port: 0 });
+  const http = await serveHttp(tasks, { port: 0 });
   return {
     url: http.url,
     async close() {

@@ -46,7 +46,7 @@ export async function startTaskServer(): Promise<TaskServer> {
     store: 'memory',
     fallbackTools: true,
   });
-  const http = await serveHttp(tasks, createTaskServer, { port: 0 });
+  const http = await serveHttp(tasks, { port: 0 });
   return {
     url: http.url,
     async close() {

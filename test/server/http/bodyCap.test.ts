@@ -13,7 +13,7 @@ describe('the HTTP body cap', () => {
 
   beforeAll(async () => {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory' });
-    http = await serveHttp(tasks, createServer, { port: 0 });
+    http = await serveHttp(tasks, { port: 0 });
   });
   afterAll(async () => {
     await http.close();

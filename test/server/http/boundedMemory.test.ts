@@ -57,7 +57,7 @@ describe('bounded memory on the HTTP endpoint', () => {
 
   async function start(options: ServeHttpOptions = {}): Promise<HttpServerHandle> {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory' });
-    http = await serveHttp(tasks, createServer, {
+    http = await serveHttp(tasks, {
       port: 0,
       authenticate: (request) => {
         const token = request.headers.get('authorization')?.replace(/^Bearer /, '');

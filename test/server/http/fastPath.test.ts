@@ -171,8 +171,8 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
       store: 'memory',
       rateLimit: { perSecond: 1000, burst: 1000, pollBurst: 2 },
     });
-    fast = await serveHttp(tasks, createServer, { port: 0, authenticate });
-    slow = await serveHttp(tasks, createServer, { port: 0, authenticate, fastPath: false });
+    fast = await serveHttp(tasks, { port: 0, authenticate });
+    slow = await serveHttp(tasks, { port: 0, authenticate, fastPath: false });
     peers.fast = { url: fast.url, session: await open(fast), handle: fast };
     peers.slow = { url: slow.url, session: await open(slow), handle: slow };
   });
@@ -479,7 +479,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   });
 
   it("with plainRequests off, plain traffic goes the SDK's way and task traffic still takes the fast path", async () => {
-    const tasksOnly = await serveHttp(tasks, createServer, {
+    const tasksOnly = await serveHttp(tasks, {
       port: 0,
       authenticate,
       fastPath: { plainRequests: false },
@@ -520,7 +520,7 @@ describe('fast path for 2025-era sessions: same answers and refusals as the SDK 
   });
 
   it('with webRequest off, a handler answered on the fast path sees no ctx.http.req, and the rest as before', async () => {
-    const bare = await serveHttp(tasks, createServer, { port: 0, authenticate, fastPath: { webRequest: false } });
+    const bare = await serveHttp(tasks, { port: 0, authenticate, fastPath: { webRequest: false } });
     try {
       const session = await open(bare);
       const answer = await send(bare.url, {

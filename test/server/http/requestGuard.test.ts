@@ -91,7 +91,7 @@ describe('Origin and Host checks on every path; subscriptions/listen validated l
       metrics: true,
       ...(rateLimit && { rateLimit }),
     });
-    http = await serveHttp(tasks, createServer, { port: 0, metricsPath: '/metrics', ...options });
+    http = await serveHttp(tasks, { port: 0, metricsPath: '/metrics', ...options });
     return {
       mcp: http.url,
       metrics: http.url.replace('/mcp', '/metrics'),

@@ -33,7 +33,7 @@ describe('routing by the request-target, never by the Host header', () => {
 
   beforeAll(async () => {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory', metrics: true });
-    http = await serveHttp(tasks, createServer, {
+    http = await serveHttp(tasks, {
       port: 0,
       metricsPath: '/metrics',
       console: { token: 'x'.repeat(24) },

@@ -27,7 +27,7 @@ describe.each([
 
   async function start(): Promise<HttpServerHandle> {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory' });
-    http = await serveHttp(tasks, createServer, {
+    http = await serveHttp(tasks, {
       port: 0,
       fastPath,
       authenticate: (request) => {

@@ -35,7 +35,7 @@ describe('notifications without a request on Streamable HTTP (the GET stream)', 
       store: 'memory',
     });
     // Answered request streams go at once: what stays in the event store is the GET stream's.
-    http = await serveHttp(tasks, createServer, { port: 0, eventStore: { answeredRetentionMs: 0 } });
+    http = await serveHttp(tasks, { port: 0, eventStore: { answeredRetentionMs: 0 } });
     const peer = new HttpPeer(http.url);
     await peer.initialize();
     for (let i = 0; i < 40; i++) await runTask(peer);

@@ -18,7 +18,7 @@ describe('requests the HTTP endpoint does not serve are answered at once', () =>
   let http: HttpServerHandle;
   beforeAll(async () => {
     tasks = await createMcpTasks({ server: createServer, tools: {}, store: 'memory', metrics: true });
-    http = await serveHttp(tasks, createServer, { port: 0, metricsPath: '/metrics' });
+    http = await serveHttp(tasks, { port: 0, metricsPath: '/metrics' });
   });
   afterAll(async () => {
     await http.close();
