@@ -1,7 +1,14 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
-import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
+import type { TaskStore } from '../../src/engine/index.js';
+import {
+  createMcpTasks,
+  serveHttp,
+  type HttpServerHandle,
+  type McpTasks,
+  type McpTasksOptions,
+} from '../../src/server/index.js';
 import { emitTaskEvent, withSteps } from '../../src/workflow/index.js';
 import type { EventsOptions } from '../../src/events/index.js';
 
@@ -78,10 +85,12 @@ export interface EventsServer {
 
 /** The runtime with Events on `store`, served over HTTP on a free port. */
 export async function startEventsServer(
-  store: string,
+  store: string | TaskStore,
   events: EventsOptions = {},
   extra: {
     authenticate?: (request: Request) => { token: string; clientId: string; scopes: string[] } | undefined;
+    /** Where tasks run (default: in this process). */
+    executor?: McpTasksOptions['executor'];
   } = {},
 ): Promise<EventsServer> {
   const tasks = await createMcpTasks({
@@ -93,6 +102,7 @@ export async function startEventsServer(
     },
     store,
     events: { types: EVENT_TYPES, ...events },
+    ...(extra.executor && { executor: extra.executor }),
   });
   const http = await serveHttp(tasks, {
     port: 0,
