@@ -63,7 +63,7 @@ export class TaskRuntime implements ConnectionHost {
   /**
    * In the order they are asked (docs/generations.md): the fallback tools, for requestors without tasks, before any
    * generation; SEP-1686 before 2025-11-25, whose requests it tells apart by their `_meta`; the 2026 extension, then
-   * plain 2026-07-28 calls that wait for answers. The eras never overlap: each dialect claims in one only.
+   * plain 2026-07-28 calls that wait for answers. The eras never overlap: each dialect answers in one only.
    */
   readonly dialects: readonly ServerDialect[];
   /** A connection pushes 2025-11-25 status notifications for the tasks it created (spec R42). */
@@ -93,7 +93,7 @@ export class TaskRuntime implements ConnectionHost {
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
     this.events = options.events ? new EventsFront(options.events) : undefined;
-    // The Events front claims only `events/*` of the 2026-07-28 wire, which no other dialect takes.
+    // The Events front answers only `events/*` of the 2026-07-28 wire, which no other dialect takes.
     this.dialects = [
       ...(this.fallback ? [this.fallback] : []),
       this.sep,
