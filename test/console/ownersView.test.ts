@@ -1,14 +1,20 @@
 // The owners view's stored bytes and refusals, over every store, and the bounds of what it keeps in memory: the
 // refusals of at most MAX_REFUSED_OWNERS owners, and an hour of queue readings.
+import { McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
+import * as z from 'zod/v4';
+
+import { createMcpTasks, serveHttp } from '../../src/server/index.js';
 
 import { TaskLimitError, type TaskEngine } from '../../src/engine/index.js';
 import { OwnerRefusals } from '../../src/engine/core/OwnerRefusals.js';
 import { QueueDepthHistory, QUEUE_SAMPLES } from '../../src/console/QueueDepthHistory.js';
-import { readOwners } from '../../src/console/readOwners.js';
+import { readOwners, type Owners } from '../../src/console/readOwners.js';
 import { startEngine } from '../helpers/engines.js';
+import { HttpPeer } from '../helpers/rawWire.js';
 import { eachStore } from '../stores/eachStore.js';
 
+const TOKEN = 'owners-view-console-token';
 const request = (n: number) => ({
   method: 'tools/call',
   params: { name: 'paint', arguments: { n, pad: 'x'.repeat(n) } },
@@ -93,5 +99,44 @@ describe('what the owners view keeps in memory', () => {
     );
     expect(samples.every((s) => s.at >= now - 3600_000 && s.running === 1)).toBe(true);
     expect(new QueueDepthHistory({}, () => now).available).toBe(false);
+  });
+});
+
+describe('refusals by the server’s rate limit, in the owners view', () => {
+  it('counts a creation the rate limit refused against its owner', async () => {
+    const createServer = () => {
+      const server = new McpServer({ name: 'owners-rate', version: '1.0.0' });
+      server.registerTool('quick', { inputSchema: z.object({}) }, async () => ({ content: [] }));
+      return server;
+    };
+    const tasks = await createMcpTasks({
+      server: createServer,
+      tools: { quick: 'optional' },
+      store: 'memory',
+      // One creation, then none for a long while.
+      rateLimit: { perSecond: 100, burst: 100, creations: { perSecond: 0.001, burst: 1 } },
+    });
+    const http = await serveHttp(tasks, { port: 0, console: { token: TOKEN } });
+    const peer = new HttpPeer(http.url);
+    try {
+      await peer.initialize();
+      const create = () => peer.request('tools/call', { name: 'quick', arguments: {}, task: {} });
+      const first = await create();
+      const taskId = (first.result?.['task'] as { taskId: string }).taskId;
+      const owner = (await tasks.engine.store.get(taskId))?.owner as string;
+      const refused = await create();
+      expect(refused.error).toBeDefined();
+      const response = await fetch(`${new URL(http.url).origin}/console/api/owners`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      const view = (await response.json()) as Owners;
+      expect(view.owners.find((o) => o.owner === owner)?.refused).toEqual({ rate: 1 });
+      // The in-process executor is read for the queue chart from the start.
+      expect(view.queue?.length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await peer.close();
+      await http.close();
+      await tasks.close();
+    }
   });
 });
