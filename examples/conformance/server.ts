@@ -4,7 +4,8 @@
 // MCP_TASKS_TOOL_CONCURRENCY: per-tool concurrency limits, `tool:n,tool:n`.
 // MCP_TASKS_TOOL_EVENTS: a file to which every tool start, end and abort of tasks run here is appended (tests).
 // MCP_TASKS_LEASE_MS, MCP_TASKS_WAKE_INTERVAL_MS: the engine's `leaseMs` and `wakeIntervalMs` (its wake-at index poll).
-// MCP_TASKS_EVENTS=1: serve the Events extension (docs/events.md) with the fixture's event types (`staged_compute`'s).
+// MCP_TASKS_EVENTS=1: serve the Events extension (docs/events.md) with the fixture's event types (`staged_compute`'s)
+// and the conformance suite's diagnostic controls (`events_conformance_*` tools, EVENTS-SPEC §14).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,7 +44,7 @@ const tasks = await createMcpTasks({
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',
   sep1686Requests: ['resources/read', 'prompts/get'],
   limits,
-  ...(process.env['MCP_TASKS_EVENTS'] === '1' && { events: { types: FIXTURE_EVENT_TYPES } }),
+  ...(process.env['MCP_TASKS_EVENTS'] === '1' && { events: { types: FIXTURE_EVENT_TYPES, conformanceControls: true } }),
   rateLimit: {
     ...(rate ? rateLimitOf(rate) : DEFAULT_RATE_LIMIT),
     // The fixture's test suites poll in tight loops; MCP_TASKS_POLL_BURST restores the runtime's check (default 5).

@@ -28,6 +28,8 @@ import {
 } from '../protocol/index.js';
 import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
 import { publishToWebhooks } from './publishToWebhooks.js';
+import { ConformanceControls } from './ConformanceControls.js';
+import { StreamControls } from './StreamControls.js';
 import { StreamCounts } from './StreamCounts.js';
 import { streamTaskEvents } from './streamTaskEvents.js';
 import { streamTaskLog, taskStreamEnd, type TaskStreamEnd } from './streamTaskLog.js';
@@ -59,6 +61,11 @@ export interface EventsOptions {
    * Default false: `tasks/stream` answers -32601 (spec TE1). Its streams count toward the same per-caller bound.
    */
   taskStreams?: boolean;
+  /**
+   * Serve the conformance suite's diagnostic control tools (`events_conformance_*`, EVENTS-SPEC §14) to every caller:
+   * for a test fixture only. Default false.
+   */
+  conformanceControls?: boolean;
 }
 
 const DEFAULTS = {
@@ -82,6 +89,9 @@ export class EventsFront implements ServerDialect {
   readonly catalog: EventCatalog;
   private readonly options: typeof DEFAULTS;
   private readonly streams: StreamCounts;
+  /** The live streams by type, and the §14 control tools over them (only with `conformanceControls`). */
+  private readonly streamControls: StreamControls | undefined;
+  private readonly controls: ConformanceControls | undefined;
   /** `tasks/stream`s open, by connection and task (spec TE6). */
   private readonly taskStreamsOpen = new Set<string>();
   private logger: EngineLogger | undefined;
@@ -96,6 +106,10 @@ export class EventsFront implements ServerDialect {
       maxPollEvents: eventsOptions.maxPollEvents ?? DEFAULTS.maxPollEvents,
     };
     this.streams = new StreamCounts(this.options.maxStreamsPerOwner, this.options.maxStreams);
+    if (eventsOptions.conformanceControls) {
+      this.streamControls = new StreamControls();
+      this.controls = new ConformanceControls(this.streamControls, eventsOptions.webhooks);
+    }
   }
 
   /**
@@ -110,6 +124,19 @@ export class EventsFront implements ServerDialect {
 
   /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */
   answererFor(request: JsonRpcRequest, session: SessionView): Answerer | undefined {
+    const controls = this.controls;
+    if (controls && request.method === 'tools/call' && controls.has(paramsOf(request)?.['name'])) {
+      const done = session.modern ? COMPLETE : {};
+      return {
+        operation: 'retrieve',
+        plainCall: true,
+        answer: async (r) => {
+          const params = paramsOf(r) ?? {};
+          const text = await controls.run(String(params['name']), params['arguments']);
+          return { result: { content: [{ type: 'text', text }], ...done } };
+        },
+      };
+    }
     if (request.method === TasksStreamMethod) {
       // spec TE1: off by default, and then left to the SDK server's -32601.
       if (!this.eventsOptions.taskStreams) return undefined;
@@ -123,6 +150,13 @@ export class EventsFront implements ServerDialect {
 
   /** spec V2 V3: the extension as an object under `capabilities.extensions` of `server/discover`. */
   decorate(request: JsonRpcRequest, session: SessionView): Decoration | undefined {
+    const controls = this.controls;
+    if (controls && request.method === 'tools/list')
+      // On the last page: the controls are listed once.
+      return (result) =>
+        Array.isArray(result['tools']) && result['nextCursor'] === undefined
+          ? { ...result, tools: [...(result['tools'] as unknown[]), ...controls.tools] }
+          : result;
     if (!session.modern || request.method !== ExtMethod.discover) return undefined;
     const settings: EventsCapability = { listChanged: false }; // spec V4: the catalog is fixed at start-up
     return (result) => {
@@ -217,6 +251,7 @@ export class EventsFront implements ServerDialect {
             { taskId: subscription.taskId, error: String(error) },
             'events/stream: the event log could not be read',
           ),
+        this.streamControls,
       );
     } finally {
       release();

@@ -3,7 +3,21 @@ import type { DialectAnswer, DialectContext } from '../dialects/index.js';
 import { ErrorCodes, RpcError, type JsonRpcRequest } from '../rpc/index.js';
 import { EventsNotification, ResultType, SUBSCRIPTION_ID_META, type EventsErrorBody } from '../protocol/index.js';
 import { cursorAfter, taskEventOccurrence } from './taskEventOccurrence.js';
+import type { StreamControl, StreamControls } from './StreamControls.js';
 import { DRAIN_MS, taskEndedError, type TaskEventSubscription } from './TaskEventSubscription.js';
+
+/** What `events_conformance_yield_error` sends (a transient failure: the stream stays open). */
+const CONTROL_ERROR: EventsErrorBody = {
+  code: ErrorCodes.INTERNAL_ERROR,
+  message: 'A transient failure (events_conformance_yield_error)',
+  data: { reason: 'conformance' },
+};
+/** What `events_conformance_terminate` ends a stream with. */
+const CONTROL_TERMINATION: EventsErrorBody = {
+  code: ErrorCodes.EVENTS_NOT_FOUND,
+  message: 'Subscription terminated (events_conformance_terminate)',
+  data: { kind: 'event', reason: 'terminated' },
+};
 
 export interface StreamTiming {
   /** Between heartbeats (spec V51, V52: at least every 30 s). */
@@ -30,6 +44,8 @@ export async function streamTaskEvents(
   timing: StreamTiming,
   /** Told of a store failure the stream reported (once per spell of failures). */
   onFailure?: (error: unknown) => void,
+  /** The conformance controls of the process (EVENTS-SPEC §14), when served. */
+  controls?: StreamControls,
 ): Promise<DialectAnswer> {
   const meta = { [SUBSCRIPTION_ID_META]: request.id };
   const notify = (method: string, params: Record<string, unknown>) => {
@@ -51,6 +67,14 @@ export async function streamTaskEvents(
     engine.store.events.subscribe(subscription.taskId, rouse),
   ];
   ctx.signal.addEventListener('abort', rouse);
+  const pending: StreamControl[] = [];
+  if (controls)
+    stops.push(
+      controls.listen(subscription.name, (control) => {
+        pending.push(control);
+        rouse();
+      }),
+    );
   try {
     // spec V45 V50: the first frame; `truncated` when the cursor's events were skipped (maxAgeMs).
     await notify(EventsNotification.active, { cursor: subscription.cursor, truncated: subscription.truncated });
@@ -59,6 +83,17 @@ export async function streamTaskEvents(
     let failing = false;
     for (;;) {
       woken = false;
+      for (const control of pending.splice(0)) {
+        // spec V48 V50: a diagnostic error or gap leaves the stream open; a termination ends it (V49).
+        if (control === 'error') await notify(EventsNotification.error, { error: CONTROL_ERROR });
+        else if (control === 'gap')
+          await notify(EventsNotification.active, { cursor: subscription.cursor, truncated: true });
+        else {
+          await notify(EventsNotification.terminated, { error: CONTROL_TERMINATION });
+          return { result: { resultType: ResultType.complete, _meta: meta } };
+        }
+        lastSent = engine.clock.now();
+      }
       let state: Awaited<ReturnType<TaskEventSubscription['state']>> | null;
       try {
         for (;;) {

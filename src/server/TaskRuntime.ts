@@ -93,14 +93,15 @@ export class TaskRuntime implements ConnectionHost {
     this.callerOptions = { bindToSession: options.bindToSession ?? false };
     this.heldCalls = new HeldCalls(options.server, options.heldCalls);
     this.events = options.events ? new EventsFront(options.events) : undefined;
-    // The Events front answers only `events/*` of the 2026-07-28 wire, which no other dialect takes.
+    // The Events front answers only what no other dialect serves (`events/*` of the 2026-07-28 wire, `tasks/stream`)
+    // and, for a test fixture, the conformance control tools, so it asks first: those tools are no task calls.
     this.dialects = [
+      ...(this.events ? [this.events] : []),
       ...(this.fallback ? [this.fallback] : []),
       this.sep,
       this.core,
       this.ext,
       this.heldCalls,
-      ...(this.events ? [this.events] : []),
     ];
     this.rate =
       options.rateLimit === false
