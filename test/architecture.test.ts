@@ -83,9 +83,9 @@ function allowed(from: string, to: string): boolean {
       return to === 'engine';
     case 'cli':
       // The package's binary: the client for the host commands, the server runtime for `serve` and `worker`, the
-      // proxy for `proxy`, the console for `console` and `get --timeline`. Which of their names it may use is below
-      // ("the command line").
-      return to === 'client' || to === 'server' || to === 'proxy' || to === 'console';
+      // proxy for `proxy`, the console for `console` and `get --timeline`, the webhook verifier a host uses for
+      // `events webhook`. Which of their names it may use is below ("the command line").
+      return to === 'client' || to === 'server' || to === 'proxy' || to === 'console' || to === 'events';
     case 'index.ts':
     case 'exports':
       // The npm entry points (the root and src/exports/*) pick public names from the layers' entry points.

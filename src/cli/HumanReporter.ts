@@ -4,7 +4,10 @@ import {
   TaskRpcError,
   textOf,
   type ElicitationParams,
+  type EventTypePage,
   type InputContext,
+  type PolledEvents,
+  type TaskEvent,
   type TaskHandle,
   type TaskList,
   type TaskOutcome,
@@ -13,7 +16,7 @@ import {
 import { timelineLines, type TaskRecord, type TimelineEntry } from '../console/index.js';
 import { promptElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
-import type { ElicitAnswer, Reporter } from './Reporter.js';
+import type { ElicitAnswer, Reporter, WebhookDelivery } from './Reporter.js';
 import { terminalSafeJson, visibleLine as line, visibleText } from './sanitize.js';
 import { StatusLine } from './StatusLine.js';
 import type { ToolSummary } from './ToolSummary.js';
@@ -128,6 +131,42 @@ export class HumanReporter implements Reporter {
     const tool = task.request.params['name'];
     const head = `task ${task.taskId} ${task.status}${typeof tool === 'string' ? ` (${tool})` : ''} owner ${task.owner}`;
     this.out(`${[head, ...timelineLines(entries)].map(line).join('\n')}\n`);
+  }
+
+  event(event: TaskEvent, live: boolean): void {
+    const text = `${line(event.name)}  ${line(terminalSafeJson(event.data))}`;
+    if (!live) {
+      this.out(`${line(event.timestamp)}  ${text}\n`);
+      return;
+    }
+    // An intermediate result is shown like a status change: on stderr, stdout keeping only the result.
+    this.line?.clear();
+    this.err(`[${this.elapsed()}s] event ${text}\n`);
+    if (this.line !== undefined && this.last !== undefined) this.line.show(this.last);
+  }
+
+  eventTypes(page: EventTypePage): void {
+    if (page.events.length === 0) this.err('no event types\n');
+    for (const type of page.events) {
+      this.out(`${line(type.name).padEnd(40)} ${line(type.delivery.join(',')).padEnd(18)} ${line(type.description)}\n`);
+    }
+    if (page.nextCursor !== undefined) this.err(`more: --cursor ${line(page.nextCursor)}\n`);
+  }
+
+  polled(result: PolledEvents): void {
+    const notes = [result.truncated && 'some events were skipped', result.hasMore && 'more are ready'].filter(Boolean);
+    const tail = notes.length === 0 ? '' : ` (${notes.join('; ')})`;
+    this.err(`next: --cursor ${line(result.cursor ?? 'null')}${tail}\n`);
+  }
+
+  webhook(delivery: WebhookDelivery): void {
+    const { payload } = delivery;
+    if (typeof payload['type'] === 'string') {
+      this.out(`webhook ${line(payload['type'])}  ${line(terminalSafeJson(payload))}\n`);
+      return;
+    }
+    const name = line(payload['name']);
+    this.out(`webhook ${line(delivery.webhookId)}  ${name}  ${line(terminalSafeJson(payload['data'] ?? null))}\n`);
   }
 
   note(text: string): void {

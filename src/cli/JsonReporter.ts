@@ -2,7 +2,10 @@ import {
   TaskClientError,
   TaskRpcError,
   type ElicitationParams,
+  type EventTypePage,
   type InputContext,
+  type PolledEvents,
+  type TaskEvent,
   type TaskHandle,
   type TaskList,
   type TaskOutcome,
@@ -11,7 +14,7 @@ import {
 import type { TaskRecord, TimelineEntry } from '../console/index.js';
 import { readJsonElicitation } from './elicitation.js';
 import type { LineReader } from './LineReader.js';
-import type { ElicitAnswer, Reporter } from './Reporter.js';
+import type { ElicitAnswer, Reporter, WebhookDelivery } from './Reporter.js';
 import { terminalSafeJson } from './sanitize.js';
 import type { ToolSummary } from './ToolSummary.js';
 
@@ -65,6 +68,24 @@ export class JsonReporter implements Reporter {
 
   timeline(task: TaskRecord, entries: TimelineEntry[]): void {
     this.emit({ type: 'timeline', taskId: task.taskId, status: task.status, owner: task.owner, entries });
+  }
+
+  event(event: TaskEvent): void {
+    this.emit({ type: 'event', ...event });
+  }
+
+  eventTypes(page: EventTypePage): void {
+    for (const type of page.events) this.emit({ type: 'eventType', ...type });
+    if (page.nextCursor !== undefined) this.emit({ type: 'more', nextCursor: page.nextCursor });
+  }
+
+  polled(result: PolledEvents): void {
+    const { events: _events, ...rest } = result;
+    this.emit({ type: 'cursor', ...rest });
+  }
+
+  webhook(delivery: WebhookDelivery): void {
+    this.emit({ type: 'webhook', ...delivery });
   }
 
   note(text: string): void {

@@ -1,6 +1,9 @@
 import type {
   ElicitationParams,
+  EventTypePage,
   InputContext,
+  PolledEvents,
+  TaskEvent,
   TaskHandle,
   TaskList,
   TaskOutcome,
@@ -12,6 +15,13 @@ import type { ToolSummary } from './ToolSummary.js';
 export type ElicitAnswer =
   | { action: 'accept'; content?: Record<string, string | number | boolean | string[]> }
   | { action: 'decline' | 'cancel' };
+
+/** A verified webhook delivery as `events webhook` received it. */
+export interface WebhookDelivery {
+  webhookId: string;
+  subscriptionId: string | undefined;
+  payload: Record<string, unknown>;
+}
 
 /** Everything a command shows; one implementation for people, one for programs (JSON lines). */
 export interface Reporter {
@@ -27,6 +37,14 @@ export interface Reporter {
   timeline(task: TaskRecord, entries: TimelineEntry[]): void;
   list(list: TaskList): void;
   tools(tools: ToolSummary[]): void;
+  /** An event: a task's intermediate result during `call`/`watch` (`live`), or one of `events poll|stream`. */
+  event(event: TaskEvent, live: boolean): void;
+  /** `events list`: the server's event types. */
+  eventTypes(page: EventTypePage): void;
+  /** `events poll`: the batch's end, and where to poll next. */
+  polled(result: PolledEvents): void;
+  /** `events webhook`: a delivery whose signature verified (an event, or a control envelope with a `type`). */
+  webhook(delivery: WebhookDelivery): void;
   note(text: string): void;
   error(error: unknown): void;
   elicit(params: ElicitationParams, context: InputContext): Promise<ElicitAnswer>;

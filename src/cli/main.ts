@@ -7,6 +7,14 @@ import { MODERN_PROTOCOL_VERSION, TASK_GENERATIONS } from '../protocol/index.js'
 import { normalizeJsonArguments, splitServerCommand } from './argv.js';
 import { runCall, type CallOptions } from './commands/call.js';
 import { runCancel } from './commands/cancel.js';
+import {
+  runEventsList,
+  runEventsPoll,
+  runEventsStream,
+  type EventsPollOptions,
+  type EventsTargetOptions,
+} from './commands/events.js';
+import { runEventsWebhook, type EventsWebhookOptions } from './commands/eventsWebhook.js';
 import { runConsoleCommand, type ConsoleCommandOptions } from './commands/console.js';
 import { runFollow } from './commands/follow.js';
 import { runGet, type GetOptions } from './commands/get.js';
@@ -236,6 +244,45 @@ function program(
     .command('tools')
     .description("list the server's tools and their task support")
     .action((_options: unknown, command: Command) => run((reporter) => runTools(globals(command), server, reporter)));
+
+  const events = root
+    .command('events')
+    .description("the server's events (the Events extension, 2026-07-28 wire): list types, poll, stream, webhooks");
+  events
+    .command('list')
+    .description('list the event types, their delivery modes and descriptions')
+    .option('--cursor <cursor>', 'page to fetch')
+    .action((options: { cursor?: string }, command: Command) =>
+      run((reporter) => runEventsList(options, globals(command), server, reporter)),
+    );
+  const target = (command: Command) =>
+    command
+      .argument('<type>', 'event type name')
+      .argument('[arguments...]', "the type's arguments as key=value")
+      .option('--task <id>', 'the task whose events to read (taskId=<id>)')
+      .option('--args <json>', "the type's arguments as one JSON object")
+      .option('--cursor <cursor>', 'start after this cursor (default: from now)');
+  target(events.command('poll').description('poll once: the events after --cursor, and the cursor to send next'))
+    .option('--max-events <n>', 'at most this many events')
+    .option('--max-age-ms <ms>', 'skip events older than this')
+    .action((name: string, pairs: string[], options: EventsPollOptions, command: Command) =>
+      run((reporter) => runEventsPoll(name, pairs, options, globals(command), server, reporter)),
+    );
+  target(
+    events.command('stream').description('print events as they come until the subscription ends (Ctrl-C stops)'),
+  ).action((name: string, pairs: string[], options: EventsTargetOptions, command: Command) =>
+    run((reporter) => runEventsStream(name, pairs, options, globals(command), server, reporter)),
+  );
+  target(
+    events
+      .command('webhook')
+      .description('receive events by webhook on 127.0.0.1 (the server must allow that origin) until they end'),
+  )
+    .option('--port <port>', 'local port to receive on (0 picks one)', '0')
+    .option('--ttl-ms <ms>', 'subscription lifetime to ask for (refreshed before it lapses)')
+    .action((name: string, pairs: string[], options: EventsWebhookOptions, command: Command) =>
+      run((reporter) => runEventsWebhook(name, pairs, options, globals(command), server, reporter)),
+    );
 
   return root;
 }

@@ -11,6 +11,7 @@ import {
   type EventSource,
 } from '../protocol/index.js';
 import type { RawChannel } from './RawChannel.js';
+import type { RpcErrorObject } from './TaskClientError.js';
 
 /** One event of a task's event source, with the cursor to resume after it (`null` for a type without replay). */
 export interface TaskEvent {
@@ -39,6 +40,11 @@ export interface FollowOptions {
    * for dead and opened again from the last cursor (spec V59). Default 30 s, the longest interval V52 lets a server use.
    */
   heartbeatMs?: number;
+  /**
+   * Told when the server refuses the subscription or ends it with an error other than the task's end (the iteration
+   * then ends quietly, never failing the task: spec TS16 asks that it be logged).
+   */
+  onError?: (error: RpcErrorObject) => void;
 }
 
 /** spec V52: a server heartbeats at least every 30 s, so a stream silent for twice that is dead (V59). */
@@ -72,10 +78,10 @@ export async function* followEventSource(
   const signal = options.signal ?? new AbortController().signal;
   if (options.mode !== 'poll') {
     const deadMs = 2 * (options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
-    const pushed = yield* push(context, source, state, signal, deadMs);
+    const pushed = yield* push(context, source, state, signal, deadMs, options.onError);
     if (pushed !== 'refused') return;
   }
-  yield* poll(context, source, state, signal, options.pollFloorMs ?? 1000);
+  yield* poll(context, source, state, signal, options.pollFloorMs ?? 1000, options.onError);
 }
 
 type Frame = JSONRPCNotification & { params?: Record<string, unknown> };
@@ -86,6 +92,7 @@ async function* push(
   state: { cursor: string | null },
   signal: AbortSignal,
   deadMs: number,
+  onError: FollowOptions['onError'],
 ): AsyncGenerator<TaskEvent, 'ended' | 'refused', undefined> {
   for (let attempt = 0; attempt < MAX_SILENT_ATTEMPTS && !signal.aborted; attempt++) {
     const stream = new AbortController();
@@ -111,10 +118,10 @@ async function* push(
       wake?.();
       return true;
     });
-    let answer: { ok: boolean; code?: number } | undefined;
+    let answer: { ok: boolean; error?: RpcErrorObject } | undefined;
     void call.reply.then(
       (reply) => {
-        answer = reply.ok ? { ok: true } : { ok: false, code: reply.error.code };
+        answer = reply.ok ? { ok: true } : { ok: false, error: reply.error };
         wake?.();
       },
       () => {
@@ -161,7 +168,11 @@ async function* push(
       if (!answer) stream.abort();
     }
     if (answer?.ok) return 'ended';
-    if (answer?.code !== undefined) return NO_PUSH.has(answer.code) ? 'refused' : 'ended';
+    if (answer?.error !== undefined) {
+      if (NO_PUSH.has(answer.error.code)) return 'refused';
+      onError?.(answer.error);
+      return 'ended';
+    }
     // The stream dropped without an answer, or went silent: open it again from the last cursor. One that delivered an
     // event or lived past the dead-stream time was a working stream, so its drop does not count towards giving up.
     if (progressed || Date.now() - openedAt > deadMs) attempt = -1;
@@ -175,6 +186,7 @@ async function* poll(
   state: { cursor: string | null },
   signal: AbortSignal,
   floorMs: number,
+  onError: FollowOptions['onError'],
 ): AsyncGenerator<TaskEvent, void, undefined> {
   while (!signal.aborted) {
     let reply;
@@ -188,7 +200,10 @@ async function* poll(
       return;
     }
     // The subscription ended (the task is over) or was refused: TS16, the task itself goes on being followed.
-    if (!reply.ok) return;
+    if (!reply.ok) {
+      if (!endsWithTask(reply.error)) onError?.(reply.error);
+      return;
+    }
     // spec TS19: the batch arrived after the task was seen terminal: dropped.
     if (signal.aborted) return;
     const parsed = PollEventsResultSchema.safeParse(reply.result);
@@ -219,4 +234,10 @@ export function eventOf(occurrence: Record<string, unknown> | EventOccurrence, c
   if (typeof eventId !== 'string' || typeof name !== 'string' || typeof timestamp !== 'string' || !isObject(data))
     return undefined;
   return { eventId, name, timestamp, data, cursor: typeof cursor === 'string' ? cursor : null };
+}
+
+/** The answer to a poll after a task's last event: the subscription ended with its task (EVENTS-SPEC §16.4). */
+function endsWithTask(error: RpcErrorObject): boolean {
+  const data = error.data;
+  return error.code === ErrorCodes.EVENTS_NOT_FOUND && isObject(data) && data['reason'] === 'task_terminal';
 }

@@ -128,7 +128,7 @@ export class EventsClient {
     return result as unknown as WebhookGrant;
   }
 
-  /** `events/unsubscribe` by the subscription's key (spec V108); `-32011` when there is none. */
+  /** `events/unsubscribe` by the subscription's key (spec V108); a TaskRpcError (not found) when there is none. */
   async unsubscribe(name: string, args: Record<string, unknown>, url: string): Promise<void> {
     await this.call(EventsMethod.unsubscribe, { name, arguments: args, delivery: { mode: 'webhook', url } });
   }

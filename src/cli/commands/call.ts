@@ -4,6 +4,7 @@ import { checkArguments } from '../checkArguments.js';
 import { openClient } from '../connect.js';
 import { EXIT_CODES, exitCodeForOutcome, type ExitCode } from '../exitCodes.js';
 import type { GlobalOptions } from '../GlobalOptions.js';
+import { followTaskEvents } from '../followTaskEvents.js';
 import { onInterrupt } from '../interrupts.js';
 import type { Reporter } from '../Reporter.js';
 import { UsageError } from '../UsageError.js';
@@ -63,6 +64,7 @@ export async function runCall(
     }
     reporter.started(handle);
     handle.onUpdate((snapshot) => reporter.update(snapshot));
+    const events = followTaskEvents(client, handle, reporter);
     let interrupted: (code: ExitCode) => void = () => undefined;
     const stopped = new Promise<ExitCode>((resolve) => (interrupted = resolve));
     stopListening = onInterrupt(
@@ -73,7 +75,11 @@ export async function runCall(
       () => interrupted(EXIT_CODES.interrupted),
     );
     const result = await Promise.race([handle.outcome(), stopped]);
-    if (typeof result === 'number') return result;
+    if (typeof result === 'number') {
+      events.stop();
+      return result;
+    }
+    await events.settled();
     reporter.outcome(result, true);
     return exitCodeForOutcome(result);
   } finally {

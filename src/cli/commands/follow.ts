@@ -1,6 +1,7 @@
 import { openClient } from '../connect.js';
 import { EXIT_CODES, exitCodeForOutcome, type ExitCode } from '../exitCodes.js';
 import type { GlobalOptions } from '../GlobalOptions.js';
+import { followTaskEvents } from '../followTaskEvents.js';
 import { onInterrupt } from '../interrupts.js';
 import type { Reporter } from '../Reporter.js';
 
@@ -21,6 +22,7 @@ export async function runFollow(
     const handle = await client.attach(taskId);
     reporter.started(handle);
     handle.onUpdate((snapshot) => reporter.update(snapshot));
+    const events = followTaskEvents(client, handle, reporter);
     let interrupted: (code: ExitCode) => void = () => undefined;
     const stopped = new Promise<ExitCode>((resolve) => (interrupted = resolve));
     const stop = () => {
@@ -29,7 +31,11 @@ export async function runFollow(
     };
     stopListening = onInterrupt(stop, stop);
     const result = await Promise.race([handle.outcome(), stopped]);
-    if (typeof result === 'number') return result;
+    if (typeof result === 'number') {
+      events.stop();
+      return result;
+    }
+    await events.settled();
     reporter.outcome(result, withResult);
     return exitCodeForOutcome(result);
   } finally {
