@@ -1,8 +1,20 @@
+import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { OutboxWebhookDeliveries } from '../../src/events/webhooks/OutboxWebhookDeliveries.js';
+import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.js';
+import { SqliteStore } from '../../src/stores/sqlite/index.js';
 import type { ModernPeer } from '../helpers/rawWire.js';
+import { tempDir } from '../helpers/tmp.js';
+import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
 import { gates, NOTE, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
 import { eventsPeer, method, openStream } from './eventsPeer.js';
+
+function authenticate(request: Request) {
+  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
+  return token ? { token, clientId: token, scopes: [] } : undefined;
+}
 
 describe('the conformance diagnostic controls of live streams (EVENTS-SPEC §14)', () => {
   let server: EventsServer;
@@ -74,5 +86,61 @@ describe('the conformance diagnostic controls of live streams (EVENTS-SPEC §14)
   it('a control with a bad argument is -32602', async () => {
     const answer = await peer.request('tools/call', { name: 'events_conformance_yield_gap', arguments: {} });
     expect(answer.error?.code).toBe(-32602);
+  });
+});
+
+describe('the conformance controls of webhook subscriptions (EVENTS-SPEC §14)', () => {
+  let server: EventsServer;
+  let receiver: WebhookReceiver;
+  let webhooks: OutboxWebhookDeliveries;
+
+  beforeAll(async () => {
+    receiver = await webhookReceiver();
+    const store = new SqliteStore({ path: join(tempDir(), 'controls.db') });
+    await store.init();
+    await store.webhooks.init();
+    // No origin allowed up front: the control lets the receiver's in.
+    webhooks = new OutboxWebhookDeliveries({ store: store.webhooks, limits: { pollMs: 50 } });
+    server = await startEventsServer(store, { webhooks, conformanceControls: true }, { authenticate });
+    webhooks.start();
+  });
+  afterAll(async () => {
+    gates.get('webhook-controls')?.();
+    await webhooks.stop();
+    await server.close();
+    await receiver.close();
+  });
+
+  it('allow_callback_origin lets a loopback receiver subscribe; webhook_gap and webhook_terminate reach it', async () => {
+    const alice = eventsPeer(server.http.url, { authorization: 'Bearer alice' });
+    const created = await alice.request('tools/call', {
+      name: 'staged',
+      arguments: { stages: 0, stageMs: 0, gate: 'webhook-controls' },
+    });
+    const taskId = created.result?.['taskId'] as string;
+    const subscribe = () =>
+      alice.request('events/subscribe', {
+        name: STAGE,
+        arguments: { taskId },
+        delivery: { mode: 'webhook', url: receiver.url, secret: generateWebhookSecret() },
+      });
+    expect((await subscribe()).error?.code).toBe(-32602); // http on loopback: refused before the control
+    const allowed = await alice.request('tools/call', {
+      name: 'events_conformance_allow_callback_origin',
+      arguments: { origin: receiver.origin },
+    });
+    expect((allowed.result?.['content'] as Array<{ text: string }>)[0]?.text).toBe(receiver.origin);
+    const subscribed = await subscribe();
+    expect(subscribed.error, JSON.stringify(subscribed.error)).toBeUndefined();
+    const id = subscribed.result?.['id'] as string;
+    await alice.request('tools/call', { name: 'events_conformance_webhook_gap', arguments: { id } });
+    await expect
+      .poll(() => receiver.deliveries().some((d) => d.json['type'] === 'gap'), { timeout: 10_000 })
+      .toBe(true);
+    await alice.request('tools/call', { name: 'events_conformance_webhook_terminate', arguments: { id } });
+    await expect
+      .poll(() => receiver.deliveries().some((d) => d.json['type'] === 'terminated'), { timeout: 10_000 })
+      .toBe(true);
+    expect(await webhooks.state('alice', id)).toBe('absent');
   });
 });
