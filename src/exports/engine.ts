@@ -109,6 +109,17 @@ export type {
   WebhookSubscribeResult,
   WebhookSubscriptionView,
 } from '../events/webhooks/index.js';
+// The webhook deliveries the runtime ships: the store's durable outbox, signed, verified and SSRF-guarded.
+export {
+  CallbackPolicy,
+  DEFAULT_WEBHOOK_LIMITS,
+  OutboxWebhookDeliveries,
+  type CallbackPolicyOptions,
+  type OutboxWebhookDeliveriesOptions,
+  type WebhookAttempt,
+  type WebhookDeliveryOutcome,
+  type WebhookLimits,
+} from '../events/webhooks/index.js';
 export { defaultRecoveryPolicy, type RecoveryDecision, type RecoveryPolicy } from '../engine/index.js';
 
 // Errors a store or an executor raises (those of mcp-tasks/errors, and the fencing one a store raises); the runtime
