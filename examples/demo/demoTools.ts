@@ -7,7 +7,9 @@ import { McpServer, type CallToolResult, type ServerContext } from '@modelcontex
 import * as z from 'zod/v4';
 
 import type { ToolTaskPolicy } from 'mcp-tasks';
+import { emitTaskEvent } from 'mcp-tasks/workflow';
 import { sleep } from '../shared/sleep.js';
+import { FINDING, TEST_RESULTS } from './demoEvents.js';
 import { MIGRATE_POLICY, registerMigrateRepositories } from './migrateRepositories.js';
 
 /** Task policy per demo tool: what the runtime needs to know, declared next to the tools. */
@@ -83,6 +85,14 @@ export interface DemoToolsOptions {
   /** `index_directory` reads only under this directory. Default: the working directory. */
   root?: string;
 }
+
+/** What each research stage reports finding (the demo invents them). */
+const FINDINGS: Array<(subject: string, depth: number) => string> = [
+  (subject, depth) => `a plan of ${depth} lines of inquiry on ${subject}`,
+  (subject, depth) => `${depth * 2} sources on ${subject} worth reading`,
+  (subject) => `the sources on ${subject} agree on its main points`,
+  (subject) => `a draft report on ${subject}`,
+];
 
 /** How the research tool words an unanswered question. */
 const UNANSWERED: Record<'decline' | 'cancel', string> = { decline: 'declined', cancel: 'cancelled' };
@@ -166,6 +176,12 @@ export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
       for (const [index, stage] of stages.entries()) {
         await progress(ctx, index, stages.length, `${stage}: ${subject}`);
         await sleep(depth * 400, ctx.mcpReq.signal);
+        // An intermediate result a requestor sees as it comes (run as a task; a plain call stores nothing).
+        await emitTaskEvent(ctx, FINDING, {
+          stage,
+          finding: FINDINGS[index % FINDINGS.length]!(subject, depth),
+          sources: depth * (index + 1),
+        });
       }
       return text(`Report on ${subject}: ${depth * 4} sources reviewed across ${stages.length} stages.`);
     },
@@ -182,9 +198,15 @@ export function createDemoServer(options: DemoToolsOptions = {}): McpServer {
       }),
     },
     async ({ suite, count, failing = 0 }, ctx) => {
+      // The last `failing` tests fail.
+      const firstFailing = count - Math.min(failing, count) + 1;
       for (let test = 1; test <= count; test++) {
         await sleep(100, ctx.mcpReq.signal);
-        if (test % 5 === 0 || test === count) await progress(ctx, test, count, `${suite}: ${test}/${count} tests run`);
+        if (test % 5 === 0 || test === count) {
+          await progress(ctx, test, count, `${suite}: ${test}/${count} tests run`);
+          const failed = Math.max(0, test - firstFailing + 1);
+          await emitTaskEvent(ctx, TEST_RESULTS, { suite, run: test, of: count, passed: test - failed, failed });
+        }
       }
       const passed = count - Math.min(failing, count);
       const summary = `${suite}: ${passed} passed, ${count - passed} failed`;

@@ -5,6 +5,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { pino } from 'pino';
 
 import { createMcpTasks, guardStdin, serveHttp, type BearerAuth, type McpTasks } from 'mcp-tasks';
+import { DEMO_EVENT_TYPES } from './demoEvents.js';
 import { createDemoServer, DEMO_POLICIES } from './demoTools.js';
 
 export interface DemoServerOptions {
@@ -39,6 +40,8 @@ export async function startDemoServer(options: DemoServerOptions = {}): Promise<
     store: options.store ?? process.env['MCP_TASKS_STORE'] ?? './mcp-tasks.db',
     logger,
     metrics: true,
+    // The long tools' intermediate results, served on the 2026-07-28 wire (poll and push; docs/events.md).
+    events: { types: DEMO_EVENT_TYPES },
   });
   if (options.stdio) {
     await tasks
