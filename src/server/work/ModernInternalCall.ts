@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -11,6 +13,7 @@ import { MODERN_PROTOCOL_VERSION, ResultType, SERVER_INFO_META } from '../../pro
 import { ErrorCodes, isObject, type JsonRpcResponse } from '../../rpc/index.js';
 import { mirroredCapabilities } from './mirroredCapabilities.js';
 import type { ServerFactory } from '../ServerLike.js';
+import { watchHandlers } from './watchHandlers.js';
 
 /** A multi-round-trip answer: the tool needs input before it can go on. */
 export interface InputRequiredOutcome {
@@ -25,6 +28,8 @@ export interface ModernCallOptions {
   inputResponses?: Record<string, unknown>;
   requestState?: string;
   onProgress?(params: Record<string, unknown>): void;
+  /** The call was aborted while the tool's handler still runs: `ended` settles once that handler returns. */
+  stillRunning?(ended: Promise<void>): void;
 }
 
 /**
@@ -35,6 +40,8 @@ export interface ModernCallOptions {
  */
 export class ModernInternalCall {
   private handler: McpHttpHandler | undefined;
+  /** The call whose fresh instance the factory is building (the SDK builds it inside `fetch`): its handler's end. */
+  private readonly calls = new AsyncLocalStorage<{ handling?: Promise<void> }>();
 
   constructor(private readonly factory: ServerFactory) {}
 
@@ -50,8 +57,30 @@ export class ModernInternalCall {
   }
 
   async run(request: TaskRequest, options: ModernCallOptions): Promise<TaskOutcome | InputRequiredOutcome> {
-    const factory = this.factory;
-    this.handler ??= createMcpHandler((context) => factory(context) as never, { legacy: 'reject' });
+    const { factory, calls } = this;
+    this.handler ??= createMcpHandler(
+      async (context) => {
+        const instance = await factory(context);
+        const call = calls.getStore();
+        if (call) watchHandlers(instance, (_id, settled) => (call.handling = settled));
+        return instance as never;
+      },
+      { legacy: 'reject' },
+    );
+    const call: { handling?: Promise<void> } = {};
+    try {
+      return await calls.run(call, () => this.exchange(request, options));
+    } finally {
+      // Aborted, the exchange ends at once (with an error, or with no response); the handler may not have.
+      if (options.signal.aborted && call.handling) options.stillRunning?.(call.handling);
+    }
+  }
+
+  private async exchange(
+    request: TaskRequest,
+    options: ModernCallOptions,
+  ): Promise<TaskOutcome | InputRequiredOutcome> {
+    const handler = this.handler as McpHttpHandler;
     const meta = isObject(request.params['_meta']) ? request.params['_meta'] : {};
     const params: Record<string, unknown> = {
       ...request.params,
@@ -71,7 +100,7 @@ export class ModernInternalCall {
         : typeof request.params['uri'] === 'string'
           ? request.params['uri']
           : undefined;
-    const response = await this.handler.fetch(
+    const response = await handler.fetch(
       new Request('http://mcp-tasks.internal/mcp', {
         method: 'POST',
         headers: {

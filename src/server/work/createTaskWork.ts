@@ -131,6 +131,7 @@ async function runMultiRoundTrip(
     inputResponses,
     ...(state.requestState !== undefined && { requestState: state.requestState }),
     onProgress,
+    stillRunning: (ended) => context.endsLater?.(ended),
   });
   if (outcome.kind !== 'input_required') return outcome;
   const toolKeys = Object.keys(outcome.inputRequests);
