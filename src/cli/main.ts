@@ -117,7 +117,10 @@ function program(
     )
     .option('--redis <url>', 'Redis of the job queue (default: $REDIS_URL)')
     .option('--concurrency <n>', 'tasks run at once', '16')
-    .option('--max-running-per-owner <n>', "of those, one owner's at most (default: three quarters)")
+    .option(
+      '--max-running-per-owner <n>',
+      "one owner's running tasks at most, across every worker of the queue (default: three quarters of their slots)",
+    )
     .option(
       '--policies <name>',
       "export holding the tool policies, if any: a tool's `concurrency` holds across workers",
