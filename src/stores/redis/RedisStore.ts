@@ -295,6 +295,11 @@ export class RedisStore implements TaskStore {
     return Number((await this.redis.get(this.keys.totalBytes)) ?? 0);
   }
 
+  async storedBytesOf(owner: string): Promise<number> {
+    // The per-owner hash the scripts keep for the byte cap (redisScripts.ts, `account`).
+    return Number((await this.redis.hget(`${this.keys.prefix}ob`, owner)) ?? 0);
+  }
+
   async getSecret(): Promise<Uint8Array> {
     if (this.secret) return this.secret;
     // The first process to get here wins; everyone else reads its value.
