@@ -1,4 +1,5 @@
-import type { EventTypeOptions } from 'mcp-tasks/engine';
+import type { TaskStore } from 'mcp-tasks';
+import { CallbackPolicy, OutboxWebhookDeliveries, type EventsOptions, type EventTypeOptions } from 'mcp-tasks/engine';
 import { emitTaskEvent } from 'mcp-tasks/workflow';
 
 import { sleep } from '../shared/sleep.js';
@@ -51,3 +52,31 @@ export const FIXTURE_EVENT_TOOLS: Record<string, FixtureTool> = {
     },
   },
 };
+
+/**
+ * Callbacks the conformance suite subscribes that never resolve: consented to by configuration (EVENTS-SPEC §7.6 path
+ * (b), no handshake) and let past the https and SSRF guards, as §14 asks; deliveries there simply fail.
+ */
+export const CONFORMANCE_CALLBACK_PREFIX = 'https://conformance.invalid/mcp-events/';
+
+/**
+ * The fixture's events option over `store` (MCP_TASKS_EVENTS=1): its types, the §14 diagnostic controls, and, when
+ * the store keeps a webhook outbox, webhook delivery from it. Start the deliveries once the runtime is up.
+ */
+export async function fixtureEvents(
+  store: TaskStore | undefined,
+): Promise<{ events: EventsOptions; webhooks: OutboxWebhookDeliveries | undefined }> {
+  const outbox = store?.webhooks;
+  if (!store || !outbox)
+    return { events: { types: FIXTURE_EVENT_TYPES, conformanceControls: true }, webhooks: undefined };
+  await store.init();
+  await outbox.init();
+  const webhooks = new OutboxWebhookDeliveries({
+    store: outbox,
+    policy: new CallbackPolicy({
+      allowOrigins: [new URL(CONFORMANCE_CALLBACK_PREFIX).origin],
+      trustedPrefixes: [CONFORMANCE_CALLBACK_PREFIX],
+    }),
+  });
+  return { events: { types: FIXTURE_EVENT_TYPES, conformanceControls: true, webhooks }, webhooks };
+}

@@ -4,22 +4,26 @@
 // MCP_TASKS_TOOL_CONCURRENCY: per-tool concurrency limits, `tool:n,tool:n`.
 // MCP_TASKS_TOOL_EVENTS: a file to which every tool start, end and abort of tasks run here is appended (tests).
 // MCP_TASKS_LEASE_MS, MCP_TASKS_WAKE_INTERVAL_MS: the engine's `leaseMs` and `wakeIntervalMs` (its wake-at index poll).
-// MCP_TASKS_EVENTS=1: serve the Events extension (docs/events.md) with the fixture's event types (`staged_compute`'s)
-// and the conformance suite's diagnostic controls (`events_conformance_*` tools, EVENTS-SPEC §14).
+// MCP_TASKS_EVENTS=1: serve the Events extension (docs/events.md) with the fixture's event types (`staged_compute`'s),
+// the conformance suite's diagnostic controls (`events_conformance_*` tools, EVENTS-SPEC §14) and, on a memory or
+// SQLite store, webhook delivery (`https://conformance.invalid/mcp-events/` allowlisted).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
-import { createMcpTasks, DEFAULT_RATE_LIMIT, guardStdin, serveHttp, type RateLimit } from 'mcp-tasks';
-import { FIXTURE_EVENT_TYPES } from './fixtureEventTools.js';
+import { createMcpTasks, DEFAULT_RATE_LIMIT, guardStdin, serveHttp, type RateLimit, type TaskStore } from 'mcp-tasks';
+import { fixtureEvents } from './fixtureEventTools.js';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';
 import { withToolEvents } from './withToolEvents.js';
 
 const env = (name: string): number | undefined => (process.env[name] ? Number(process.env[name]) : undefined);
-const store = process.env['MCP_TASKS_STORE'] ?? join(mkdtempSync(join(tmpdir(), 'mcp-tasks-fixture-')), 'tasks.db');
+const storeSpec = process.env['MCP_TASKS_STORE'] ?? join(mkdtempSync(join(tmpdir(), 'mcp-tasks-fixture-')), 'tasks.db');
+// With events, the store is opened here: the webhook deliveries are built over its outbox before the runtime.
+const served = process.env['MCP_TASKS_EVENTS'] === '1' ? await eventsOver(storeSpec) : undefined;
+const store = served?.store ?? storeSpec;
 const rate = process.env['MCP_TASKS_RATE_LIMIT']?.split(':').map(Number);
 const limits = {
   ...(env('MCP_TASKS_MAX_TTL_MS') !== undefined && { maxTtlMs: env('MCP_TASKS_MAX_TTL_MS') as number }),
@@ -44,7 +48,7 @@ const tasks = await createMcpTasks({
   bindToSession: process.env['MCP_TASKS_BIND_TO_SESSION'] === '1',
   sep1686Requests: ['resources/read', 'prompts/get'],
   limits,
-  ...(process.env['MCP_TASKS_EVENTS'] === '1' && { events: { types: FIXTURE_EVENT_TYPES, conformanceControls: true } }),
+  ...(served && { events: served.events }),
   rateLimit: {
     ...(rate ? rateLimitOf(rate) : DEFAULT_RATE_LIMIT),
     // The fixture's test suites poll in tight loops; MCP_TASKS_POLL_BURST restores the runtime's check (default 5).
@@ -69,7 +73,9 @@ const tasks = await createMcpTasks({
   }),
 });
 
+served?.webhooks?.start();
 const shutdown = async () => {
+  await served?.webhooks?.stop().catch(() => {});
   await tasks.close().catch(() => {});
   process.exit(0);
 };
@@ -116,4 +122,16 @@ function rateLimitOf([perSecond, burst, ...rest]: number[]): RateLimit {
 function parseTokens(spec: string | undefined): Map<string, string> | undefined {
   if (!spec) return undefined;
   return new Map(spec.split(',').map((pair) => pair.split(':') as [string, string]));
+}
+
+/** The fixture's events over the store `spec` names: a memory or SQLite store opened here, with webhook delivery. */
+async function eventsOver(spec: string) {
+  if (/^(postgres|postgresql|redis|rediss):\/\//.test(spec)) {
+    return { store: undefined, ...(await fixtureEvents(undefined)) }; // opened by the runtime: no webhook delivery
+  }
+  const opened: TaskStore =
+    spec === 'memory'
+      ? new (await import('mcp-tasks/stores/memory')).MemoryStore()
+      : new (await import('mcp-tasks/stores/sqlite')).SqliteStore({ path: spec });
+  return { store: opened, ...(await fixtureEvents(opened)) };
 }
