@@ -43,7 +43,7 @@ describe('metrics of events and webhook deliveries', () => {
       metrics: true,
       events: { types: EVENT_TYPES, webhooks },
     });
-    http = await serveHttp(tasks, createEventsServer, {
+    http = await serveHttp(tasks, {
       port: 0,
       authenticate: ((request: Request) => {
         const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
