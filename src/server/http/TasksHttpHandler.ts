@@ -19,6 +19,7 @@ import { withBodyEnd } from './fast/withBodyEnd.js';
 import { principalOwnerOf, resolveCaller } from '../limits/resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 import { TaskFastPath } from './fast/TaskFastPath.js';
+import { ModernEventsPath } from './ModernEventsPath.js';
 import { TaskConnection } from '../connection/TaskConnection.js';
 
 import { runtimeOf, type McpTasks } from '../McpTasks.js';
@@ -120,6 +121,8 @@ export function createTasksHttpHandler(
   const sweeper = setInterval(() => sessions.sweep(), Math.min(60_000, Math.max(1000, idleMs / 2)));
   sweeper.unref();
   const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
+  // events/* of the 2026 wire: answered by the runtime without an instance of the author's server per request.
+  const modernEvents = new ModernEventsPath(runtime);
   const maxListenTaskIds = options.maxListenTaskIds ?? DEFAULT_MAX_LISTEN_TASK_IDS;
 
   async function legacy(
@@ -273,6 +276,8 @@ export function createTasksHttpHandler(
     // A session id only exists on the 2025 wire, so session traffic skips classifying the body.
     if (request.headers.has('mcp-session-id') || (await isLegacyRequest(request, body)))
       return legacy(request, auth, body, clientKey(auth, remoteAddress));
+    const events = modernEvents.serve(request, body, auth);
+    if (events) return events;
     return modern.fetch(request, {
       ...(auth && { authInfo: auth as never }),
       ...(body !== undefined && { parsedBody: body }),
@@ -293,7 +298,7 @@ export function createTasksHttpHandler(
     async close() {
       clearInterval(sweeper);
       await sessions.closeAll();
-      await modern.close();
+      await Promise.all([modern.close(), modernEvents.close()]);
     },
     get sessionCount() {
       return sessions.size;
