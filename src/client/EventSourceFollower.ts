@@ -27,10 +27,16 @@ export interface FollowOptions {
   /** Resume after the event that carried this cursor; default the source's `initialCursor` (spec TS14). */
   cursor?: string | null;
   /**
-   * Stops following: the iteration ends, and an event that arrives after it aborted is dropped, never yielded (what
-   * `handle.events()` does once the handle saw the task end, spec TS19); those that arrived before are still yielded.
+   * Stops following at once: the iteration ends, and an event that arrives after it aborted is dropped, never yielded
+   * (spec TS19; `handle.events()` aborts it when the iteration is left); those that arrived before are still yielded.
    */
   signal?: AbortSignal;
+  /**
+   * The task was seen terminal (what `handle.events()` signals): what the task emitted before its end is still read —
+   * the push stream runs on to the server's termination, a poll is sent at once and the log read to its end — then the
+   * iteration ends. A source silent for `DRAIN_MS` meanwhile ends it too, so a dead one cannot hang it (spec TS9, TS17).
+   */
+  ending?: AbortSignal;
   /** Push (`events/stream`) first, polling only where it is refused; `poll` polls only. Default `push`. */
   mode?: 'push' | 'poll';
   /** Never poll faster than this, whatever `nextPollMs` says (spec V42). Default 1000 ms. */
@@ -51,6 +57,8 @@ export interface FollowOptions {
 const DEFAULT_HEARTBEAT_MS = 30_000;
 /** Consecutive reconnects of a stream that delivered nothing before push is given up. */
 const MAX_SILENT_ATTEMPTS = 5;
+/** How long a source may stay silent once the task was seen terminal before following gives up on it (spec TS9). */
+export const DRAIN_MS = 2_000;
 
 /** What following needs of the client: its raw channel and the 2026-07-28 envelope. */
 export interface FollowContext {
@@ -76,30 +84,43 @@ export async function* followEventSource(
 ): AsyncGenerator<TaskEvent, void, undefined> {
   const state = { cursor: options.cursor ?? source.initialCursor ?? null };
   const signal = options.signal ?? new AbortController().signal;
+  const ending = options.ending ?? new AbortController().signal;
   if (options.mode !== 'poll') {
     const deadMs = 2 * (options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
-    const pushed = yield* push(context, source, state, signal, deadMs, options.onError);
+    const pushed = yield* push(context, source, state, { signal, ending }, deadMs, options.onError);
     if (pushed !== 'refused') return;
   }
-  yield* poll(context, source, state, signal, options.pollFloorMs ?? 1000, options.onError);
+  yield* poll(context, source, state, { signal, ending }, options.pollFloorMs ?? 1000, options.onError);
 }
 
 type Frame = JSONRPCNotification & { params?: Record<string, unknown> };
+
+/** `signal` stops following at once; `ending` says the task was seen terminal: read on to its end, briefly. */
+interface Stops {
+  signal: AbortSignal;
+  ending: AbortSignal;
+}
 
 async function* push(
   context: FollowContext,
   source: EventSource,
   state: { cursor: string | null },
-  signal: AbortSignal,
+  { signal, ending }: Stops,
   deadMs: number,
   onError: FollowOptions['onError'],
 ): AsyncGenerator<TaskEvent, 'ended' | 'refused', undefined> {
+  /** When the last event came, and when the task was first seen terminal here: a source quiet since is dropped. */
+  let lastEventAt = 0;
+  let drainFrom: number | undefined;
   for (let attempt = 0; attempt < MAX_SILENT_ATTEMPTS && !signal.aborted; attempt++) {
     const stream = new AbortController();
     const stopStream = () => stream.abort();
     signal.addEventListener('abort', stopStream, { once: true });
     const frames: Frame[] = [];
     let wake: (() => void) | undefined;
+    // The task was seen terminal: re-arm the wait below with the drain bound.
+    const onEnding = () => wake?.();
+    ending.addEventListener('abort', onEnding, { once: true });
     let lastFrameAt = Date.now();
     const openedAt = Date.now();
     let progressed = false;
@@ -114,6 +135,7 @@ async function* push(
       lastFrameAt = Date.now();
       // spec TS19: the task was seen terminal (the follow stopped): an event arriving now is dropped.
       if (signal.aborted && notification.method === EventsNotification.event) return true;
+      if (notification.method === EventsNotification.event) lastEventAt = Date.now();
       frames.push(notification as Frame);
       wake?.();
       return true;
@@ -150,11 +172,17 @@ async function* push(
         }
         if (terminated || signal.aborted) return 'ended';
         if (answer) break;
+        // spec TS9 TS17: the task was seen terminal, and the stream has held no event for a while: the server is not
+        // ending it, so stop here rather than wait on a dead source.
+        if (ending.aborted) drainFrom ??= Date.now();
+        const drainLeft =
+          drainFrom === undefined ? Infinity : DRAIN_MS - (Date.now() - Math.max(lastEventAt, drainFrom));
+        if (drainLeft <= 0) return 'ended';
         const quietMs = Date.now() - lastFrameAt;
         // spec V59: no event and no heartbeat for twice the heartbeat interval: the stream is dead, open another.
         if (quietMs >= deadMs) break;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, deadMs - quietMs);
+          const timer = setTimeout(resolve, Math.min(deadMs - quietMs, drainLeft));
           wake = () => {
             clearTimeout(timer);
             resolve();
@@ -165,6 +193,7 @@ async function* push(
     } finally {
       stop();
       signal.removeEventListener('abort', stopStream);
+      ending.removeEventListener('abort', onEnding);
       if (!answer) stream.abort();
     }
     if (answer?.ok) return 'ended';
@@ -184,20 +213,34 @@ async function* poll(
   context: FollowContext,
   source: EventSource,
   state: { cursor: string | null },
-  signal: AbortSignal,
+  { signal, ending }: Stops,
   floorMs: number,
   onError: FollowOptions['onError'],
 ): AsyncGenerator<TaskEvent, void, undefined> {
   while (!signal.aborted) {
+    // spec TS9 TS17: sent after the task was seen terminal, this poll reads what the task emitted before its end (every
+    // event is in the log by then); once it reached the log's end, following is over. A dead source is given DRAIN_MS.
+    const draining = ending.aborted;
+    // A poll still unanswered DRAIN_MS after the task was seen terminal is given up (this one, or one in flight then).
+    const bound = new AbortController();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = () => {
+      timer = setTimeout(() => bound.abort(), DRAIN_MS);
+    };
+    if (draining) arm();
+    else ending.addEventListener('abort', arm, { once: true });
     let reply;
     try {
       reply = await context.raw.request(
         EventsMethod.poll,
         { name: source.name, arguments: source.input, cursor: state.cursor, _meta: context.envelope() },
-        { signal },
+        { signal: AbortSignal.any([signal, bound.signal]) },
       ).reply;
     } catch {
       return;
+    } finally {
+      clearTimeout(timer);
+      ending.removeEventListener('abort', arm);
     }
     // The subscription ended (the task is over) or was refused: TS16, the task itself goes on being followed.
     if (!reply.ok) {
@@ -216,14 +259,19 @@ async function* poll(
     }
     state.cursor = result.cursor ?? null;
     if (result.hasMore) continue;
+    if (draining) return;
+    // The task seen terminal cuts the wait short: the last poll goes out at once.
+    if (ending.aborted) continue;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, Math.max(result.nextPollMs, floorMs));
       function done() {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
+        ending.removeEventListener('abort', done);
         resolve();
       }
       signal.addEventListener('abort', done, { once: true });
+      ending.addEventListener('abort', done, { once: true });
     });
   }
 }

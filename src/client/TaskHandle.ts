@@ -132,11 +132,13 @@ export class TaskHandle {
    * The task's intermediate results as they come (`for await (const event of handle.events())`): push on an
    * `events/stream`, else polls, from the source's start or `options.cursor` (a persisted `event.cursor`). Status
    * is still followed through `tasks/get` (spec TS15); the iteration ends when the server ends the subscription at the
-   * task's end, or as soon as this handle sees it end (TS18), and at once without an event source. Events that arrive
-   * after the handle saw the end are dropped (TS19); on a handle already seen terminal, it replays the task's log. A
-   * refused subscription ends it without failing the task (TS16).
+   * task's end, and at once without an event source. Once this handle sees the task end, every event the task emitted
+   * before its end is still yielded, in order — the push stream runs on to the server's termination, or one last poll
+   * reads the log to its end — then following stops (TS17, TS18), nothing from after the end is yielded (TS19), and a
+   * source silent for 2 s meanwhile ends it. On a handle already seen terminal, it replays the task's log. A refused
+   * subscription ends it without failing the task (TS16).
    */
-  async *events(options: Omit<FollowOptions, 'signal'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
+  async *events(options: Omit<FollowOptions, 'signal' | 'ending'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
     const source = this.eventSource;
     const dialect = this.context.dialect;
     if (!source || !dialect.events) return;
@@ -147,7 +149,7 @@ export class TaskHandle {
       settlement: this.settledPromise,
     };
     const follow = dialect.events.bind(dialect);
-    yield* followLive(live, (signal) => follow(source, { ...options, signal }));
+    yield* followLive(live, (stops) => follow(source, { ...options, ...stops }));
   }
 
   /** Where the handle is in its life (see `HandlePhase`). */

@@ -10,25 +10,34 @@ export interface LiveTask {
   settlement: Promise<unknown>;
 }
 
+/** The two stops of a follow: `signal` at once (the iteration was left), `ending` once the task was seen terminal. */
+export interface LiveStops {
+  signal: AbortSignal;
+  ending: AbortSignal;
+}
+
 /**
- * Runs `follow` until the task is seen terminal, then stops it (spec TS18): events arriving after that are dropped
- * (TS19, the follower's `signal` rule). A task already seen terminal is followed until the server ends the
- * subscription, so asking for the events of a finished task replays what its log retained.
+ * Runs `follow` until the task is seen terminal, then lets it read what the task emitted before its end and stop
+ * (spec TS17, TS18; the follower's `ending` rule, bounded so a dead source cannot hang it): nothing from after the end
+ * is yielded (TS19). A task already seen terminal is followed until the server ends the subscription, so asking for
+ * the events of a finished task replays what its log retained.
  */
 export async function* followLive(
   task: LiveTask,
-  follow: (signal: AbortSignal) => AsyncGenerator<TaskEvent, void, undefined>,
+  follow: (stops: LiveStops) => AsyncGenerator<TaskEvent, void, undefined>,
 ): AsyncGenerator<TaskEvent, void, undefined> {
   const stop = new AbortController();
+  const ending = new AbortController();
   if (!isTerminalStatus(task.status) && !task.settled) {
     const off = task.subscribe((snapshot) => {
-      if (isTerminalStatus(snapshot.status)) stop.abort();
+      if (isTerminalStatus(snapshot.status)) ending.abort();
     });
-    void task.settlement.catch(() => undefined).then(() => stop.abort());
+    void task.settlement.catch(() => undefined).then(() => ending.abort());
+    ending.signal.addEventListener('abort', off, { once: true });
     stop.signal.addEventListener('abort', off, { once: true });
   }
   try {
-    yield* follow(stop.signal);
+    yield* follow({ signal: stop.signal, ending: ending.signal });
   } finally {
     stop.abort();
   }

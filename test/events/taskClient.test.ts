@@ -68,8 +68,7 @@ describe('TaskClient follows a task’s event source (Task Event Sources, TS14�
   });
 
   it('polls when asked to, at the server’s pace, and ends once the task ended', async () => {
-    // Status not followed: the poll that would come after the handle saw the end would be dropped (TS19).
-    const handle = await client.callTool('staged', { stages: 2, stageMs: 30 }, { follow: false });
+    const handle = await client.callTool('staged', { stages: 2, stageMs: 30 });
     const events = await collect(handle.events({ mode: 'poll', pollFloorMs: 20 }));
     expect(events.map((event) => (event.data as { index: number }).index)).toEqual([0, 1]);
     expect(events.at(-1)?.cursor).toBeTypeOf('string');

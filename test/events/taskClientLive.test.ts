@@ -18,7 +18,7 @@ function countMethods(server: EventsServer): { methods: string[]; stop(): void }
   return { methods, stop: () => server.http.server.off('request', count) };
 }
 
-describe('TaskClient: a task seen terminal ends its event follow (TS18, TS19)', () => {
+describe('TaskClient: a task seen terminal ends its event follow once what it emitted is read (TS17–TS19)', () => {
   let server: EventsServer;
   let client: TaskClient;
   beforeAll(async () => {
@@ -30,19 +30,22 @@ describe('TaskClient: a task seen terminal ends its event follow (TS18, TS19)', 
     await server.close();
   });
 
-  // spec TS19
-  it('drops an event that arrives after the handle saw the task end, and stops following at once (TS18)', async () => {
+  // spec TS17 TS18 TS19
+  it('reads the event the task emitted before its end with one last poll once the handle saw the end', async () => {
     // Polled slowly: the one event is emitted after the first poll, and the task ends long before the next one.
     const handle = await client.callTool('staged', { stages: 1, stageMs: 200 });
+    const counted = countMethods(server);
     const started = Date.now();
     const [events, result] = await Promise.all([
       collect(handle.events({ mode: 'poll', pollFloorMs: 2000 })),
       handle.result(),
     ]);
+    counted.stop();
     expect(textOf(result)).toBe('1 stages');
-    expect(events).toEqual([]);
-    // Ended with the handle's terminal status, not by the server's termination after the next poll.
+    expect(events.map((event) => event.data)).toEqual([{ index: 0, of: 1 }]);
+    // Ended with the handle's terminal status, not by the poll interval: the first poll, then one last at the end.
     expect(Date.now() - started).toBeLessThan(1500);
+    expect(counted.methods.filter((method) => method === 'events/poll')).toHaveLength(2);
     // The event is in the log: a follow of the task now (already terminal) replays it.
     expect((await collect(handle.events({ mode: 'poll' }))).map((event) => event.data)).toEqual([{ index: 0, of: 1 }]);
   });
