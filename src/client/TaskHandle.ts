@@ -130,13 +130,10 @@ export class TaskHandle {
 
   /**
    * The task's intermediate results as they come (`for await (const event of handle.events())`): push on an
-   * `events/stream`, else polls, from the source's start or `options.cursor` (a persisted `event.cursor`). Status
-   * is still followed through `tasks/get` (spec TS15); the iteration ends when the server ends the subscription at the
-   * task's end, and at once without an event source. Once this handle sees the task end, every event the task emitted
-   * before its end is still yielded, in order — the push stream runs on to the server's termination, or one last poll
-   * reads the log to its end — then following stops (TS17, TS18), nothing from after the end is yielded (TS19), and a
-   * source silent for 2 s meanwhile ends it. On a handle already seen terminal, it replays the task's log. A refused
-   * subscription ends it without failing the task (TS16).
+   * `events/stream`, else polls, from the source's start or `options.cursor`; status is still followed (spec TS15).
+   * Once the task ends, what it emitted before its end is still yielded in order, then following stops (TS17-TS19; a
+   * source silent for 2 s meanwhile ends it). Without a source it ends at once; a refused subscription ends it without
+   * failing the task (TS16); on a handle already terminal it replays the task's log.
    */
   async *events(options: Omit<FollowOptions, 'signal' | 'ending'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
     const source = this.eventSource;
