@@ -135,7 +135,7 @@ export class TaskHandle {
    * source silent for 2 s meanwhile ends it). Without a source it ends at once; a refused subscription ends it without
    * failing the task (TS16); on a handle already terminal it replays the task's log.
    */
-  async *events(options: Omit<FollowOptions, 'signal' | 'ending'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
+  async *events(options: Omit<FollowOptions, 'ending'> = {}): AsyncGenerator<TaskEvent, void, undefined> {
     const source = this.eventSource;
     const dialect = this.context.dialect;
     if (!source || !dialect.events) return;
@@ -146,7 +146,7 @@ export class TaskHandle {
       settlement: this.settledPromise,
     };
     const follow = dialect.events.bind(dialect);
-    yield* followLive(live, (stops) => follow(source, { ...options, ...stops }));
+    yield* followLive(live, (stops) => follow(source, { ...options, ...stops }), options.signal);
   }
 
   /** Where the handle is in its life (see `HandlePhase`). */

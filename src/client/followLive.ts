@@ -10,7 +10,7 @@ export interface LiveTask {
   settlement: Promise<unknown>;
 }
 
-/** The two stops of a follow: `signal` at once (the iteration was left), `ending` once the task was seen terminal. */
+/** The two stops of a follow: `signal` at once (the iteration was left, or the caller's signal aborted), `ending` once the task was seen terminal. */
 export interface LiveStops {
   signal: AbortSignal;
   ending: AbortSignal;
@@ -25,8 +25,12 @@ export interface LiveStops {
 export async function* followLive(
   task: LiveTask,
   follow: (stops: LiveStops) => AsyncGenerator<TaskEvent, void, undefined>,
+  outer?: AbortSignal,
 ): AsyncGenerator<TaskEvent, void, undefined> {
   const stop = new AbortController();
+  // The caller's own stop (e.g. a Ctrl-C) ends the follow at once, like leaving the iteration.
+  if (outer?.aborted) stop.abort();
+  else outer?.addEventListener('abort', () => stop.abort(), { once: true, signal: stop.signal });
   const ending = new AbortController();
   if (!isTerminalStatus(task.status) && !task.settled) {
     const off = task.subscribe((snapshot) => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { TaskClient, textOf, type TaskEvent } from '../../src/client/index.js';
 import { gates, startEventsServer, type EventsServer } from './eventsServer.js';
@@ -67,6 +67,23 @@ describe('TaskClient: a task seen terminal ends its event follow once what it em
       { index: 0, of: 2 },
       { index: 1, of: 2 },
     ]);
+  });
+
+  it("ends the follow at once when the caller's signal aborts, and the task runs on", async () => {
+    const gate = `stop-${Date.now()}`;
+    const handle = await client.callTool('staged', { stages: 1, stageMs: 20, gate });
+    const stop = new AbortController();
+    const seen: TaskEvent[] = [];
+    for await (const event of handle.events({ signal: stop.signal })) {
+      seen.push(event);
+      // The task now waits at its gate, emitting nothing: only the signal can end this loop.
+      stop.abort();
+    }
+    expect(seen).toHaveLength(1);
+    expect(handle.isSettled).toBe(false);
+    await vi.waitFor(() => expect(gates.has(gate)).toBe(true));
+    gates.get(gate)?.();
+    expect(textOf(await handle.result())).toBe('1 stages');
   });
 });
 

@@ -64,7 +64,7 @@ export async function runCall(
     }
     reporter.started(handle);
     handle.onUpdate((snapshot) => reporter.update(snapshot));
-    const events = followTaskEvents(client, handle, reporter);
+    const events = followTaskEvents(handle, reporter);
     let interrupted: (code: ExitCode) => void = () => undefined;
     const stopped = new Promise<ExitCode>((resolve) => (interrupted = resolve));
     stopListening = onInterrupt(

@@ -22,7 +22,7 @@ export async function runFollow(
     const handle = await client.attach(taskId);
     reporter.started(handle);
     handle.onUpdate((snapshot) => reporter.update(snapshot));
-    const events = followTaskEvents(client, handle, reporter);
+    const events = followTaskEvents(handle, reporter);
     let interrupted: (code: ExitCode) => void = () => undefined;
     const stopped = new Promise<ExitCode>((resolve) => (interrupted = resolve));
     const stop = () => {
