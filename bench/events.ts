@@ -11,6 +11,9 @@
 //  4. RSS growth of a server process holding 10,000 concurrent push streams (one per task), after a full collection,
 //     with the JS heap a stream takes beside what any plain request held open as long takes;
 //  5. kill -9 of the delivering process mid-delivery: events lost, duplicates (bench/webhookOutboxBench.ts).
+// `--only push|webhooks|subscriptions|crash` runs one part (1 and 2 are `push`, 3 `webhooks`, 4 `subscriptions`, 5
+// `crash`). BENCH_EVENTS_SNAPSHOT=<dir> makes part 4's server write a heap snapshot before and after its streams opened
+// (compare them with bench/heapSnapshotDiff.ts).
 // Redis and PostgreSQL come from MCP_TASKS_BENCH_REDIS_URL / MCP_TASKS_BENCH_POSTGRES_URL, else the test services'
 // MCP_TASKS_TEST_*_URL (eval "$(scripts/services.sh start)"); each run uses a key prefix / schema of its own.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,6 +40,13 @@ const HELD_CALLS = Number(process.env['BENCH_EVENTS_HELD_CALLS'] ?? 2000);
 const CRASH_EVENTS = Number(process.env['BENCH_WEBHOOK_CRASH_EVENTS'] ?? 300);
 /** Streams opened at once while the subscriptions are set up (the rest wait for one to be active). */
 const OPENING = 200;
+const SNAPSHOT_DIR = process.env['BENCH_EVENTS_SNAPSHOT'];
+const PARTS = ['push', 'webhooks', 'subscriptions', 'crash'] as const;
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1];
+if (only !== undefined && !PARTS.includes(only as (typeof PARTS)[number]))
+  throw new Error(`--only takes one of ${PARTS.join(', ')}`);
+const runs = (part: (typeof PARTS)[number]) => only === undefined || only === part;
 
 const redisUrl = process.env['MCP_TASKS_BENCH_REDIS_URL'] ?? process.env['MCP_TASKS_TEST_REDIS_URL'];
 const postgresUrl = process.env['MCP_TASKS_BENCH_POSTGRES_URL'] ?? process.env['MCP_TASKS_TEST_POSTGRES_URL'];
@@ -229,6 +239,7 @@ async function subscriptionMemory(): Promise<Subscriptions> {
     BENCH_STORE: 'sqlite',
     BENCH_STORE_URL: join(dir, 'subscriptions.db'),
     BENCH_MAX_STREAMS_PER_OWNER: String(SUBSCRIPTIONS),
+    ...(SNAPSHOT_DIR && { BENCH_SNAPSHOT_DIR: SNAPSHOT_DIR }),
   });
   const streams: EventStream[] = [];
   try {
@@ -320,10 +331,12 @@ console.log(
 const outbox = await WebhookOutboxBench.start();
 try {
   // The memory store shows what the events layer itself costs; SQLite adds the durable append (a WAL flush) to each emit.
-  for (const [name, env] of [
-    ['memory', { BENCH_STORE: 'memory' }],
-    ['SQLite', { BENCH_STORE: 'sqlite', BENCH_STORE_URL: join(dir, 'one.db') }],
-  ] as const) {
+  for (const [name, env] of runs('push')
+    ? ([
+        ['memory', { BENCH_STORE: 'memory' }],
+        ['SQLite', { BENCH_STORE: 'sqlite', BENCH_STORE_URL: join(dir, 'one.db') }],
+      ] as const)
+    : []) {
     const server = await startServer(env);
     try {
       const sample = await pushLatency(server.url, server.url);
@@ -343,10 +356,12 @@ try {
     }
   }
   const backends: Array<[string, () => Promise<Backend>]> = [];
-  if (redisUrl) backends.push(['Redis', () => redisBackend(redisUrl)]);
-  else console.log('MCP_TASKS_TEST_REDIS_URL is not set: no Redis rows');
-  if (postgresUrl) backends.push(['PostgreSQL', () => postgresBackend(postgresUrl)]);
-  else console.log('MCP_TASKS_TEST_POSTGRES_URL is not set: no PostgreSQL rows');
+  if (runs('push')) {
+    if (redisUrl) backends.push(['Redis', () => redisBackend(redisUrl)]);
+    else console.log('MCP_TASKS_TEST_REDIS_URL is not set: no Redis rows');
+    if (postgresUrl) backends.push(['PostgreSQL', () => postgresBackend(postgresUrl)]);
+    else console.log('MCP_TASKS_TEST_POSTGRES_URL is not set: no PostgreSQL rows');
+  }
   for (const [name, open] of backends) {
     const backend = await open();
     const emitting = await startServer(storeEnv(backend));
@@ -370,7 +385,7 @@ try {
       await backend.dispose();
     }
   }
-  {
+  if (runs('webhooks')) {
     const sample = await webhookLatency(outbox.receiver);
     report({
       what: 'webhook first attempt, emit → host (server, SQLite outbox)',
@@ -386,7 +401,7 @@ try {
       met: percentile(alone, 50) <= 50,
     });
   }
-  {
+  if (runs('subscriptions')) {
     const { before, after, openMs } = await subscriptionMemory();
     const growth = (after.rss - before.rss) / 1024 / 1024;
     report({
@@ -396,17 +411,19 @@ try {
       met: growth <= 150,
     });
     const mb = (bytes: number) => fmt(bytes / 1024 / 1024, 1);
-    const plain = await heldCallHeap(HELD_CALLS);
+    // BENCH_EVENTS_HELD_CALLS=0 skips the comparison.
+    const plain = HELD_CALLS > 0 ? await heldCallHeap(HELD_CALLS) : undefined;
     console.log(
       `    RSS ${mb(before.rss)} → ${mb(after.rss)} MB, JS heap in use ${mb(before.heap)} → ${mb(after.heap)} MB ` +
         `(${fmt((after.heap - before.heap) / SUBSCRIPTIONS / 1024, 1)} KB a stream); all open in ${fmt(openMs / 1000, 1)} s`,
     );
-    console.log(
-      `    for comparison, a plain tools/call held open (${fmt(HELD_CALLS)} at once): ${fmt(plain / 1024, 1)} KB of JS heap ` +
-        `a request (the 2026 wire builds a server instance for each request, held for its life)`,
-    );
+    if (plain !== undefined)
+      console.log(
+        `    for comparison, a plain tools/call held open (${fmt(HELD_CALLS)} at once): ${fmt(plain / 1024, 1)} KB of JS heap ` +
+          `a request (the 2026 wire builds a server instance for each request, held for its life)`,
+      );
   }
-  {
+  if (runs('crash')) {
     const crash = await outbox.killDuringDelivery(CRASH_EVENTS);
     report({
       what: 'webhook kill -9 mid-delivery: events lost',

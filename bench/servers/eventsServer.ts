@@ -4,7 +4,10 @@
 // their bearer token. BENCH_MAX_STREAMS_PER_OWNER raises the documented `events.maxStreamsPerOwner`;
 // BENCH_WEBHOOK_ORIGIN turns on webhook delivery from the store's outbox, that origin allowlisted.
 // Prints "listening on <url>" on stderr; SIGUSR2 prints its memory after a full collection (run with --expose-gc) and
-// the plain calls in progress.
+// the plain calls in progress; with BENCH_SNAPSHOT_DIR it also writes a heap snapshot there (memory-<n>.heapsnapshot).
+import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
+
 import { McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
@@ -143,9 +146,13 @@ const http = await serveHttp(tasks, {
   }) as never,
 });
 console.error(`listening on ${http.url}`);
+const snapshotDir = process.env['BENCH_SNAPSHOT_DIR'];
+let snapshots = 0;
 process.on('SIGUSR2', () => {
   (globalThis as { gc?: () => void }).gc?.();
   const { rss, heapUsed, external, arrayBuffers } = process.memoryUsage();
+  // Once the figures are taken, so writing the snapshot does not count in them.
+  if (snapshotDir) writeHeapSnapshot(join(snapshotDir, `memory-${++snapshots}.heapsnapshot`));
   console.error(`rss ${rss} heap ${heapUsed} external ${external} arrayBuffers ${arrayBuffers} held ${held}`);
 });
 process.on('SIGTERM', () => {

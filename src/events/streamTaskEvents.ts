@@ -94,6 +94,8 @@ export async function streamTaskEvents(
         }
         lastSent = engine.clock.now();
       }
+      // Only the status outlives this turn of the loop: a stream waits for most of its life, and what its frame holds
+      // then (the whole task record, say) is held for every open stream.
       let state: Awaited<ReturnType<TaskEventSubscription['state']>> | null;
       try {
         for (;;) {
@@ -131,6 +133,8 @@ export async function streamTaskEvents(
         await notify(EventsNotification.terminated, { error: taskEndedError(subscription.taskId, state?.task) });
         return { result: { resultType: ResultType.complete, _meta: meta } };
       }
+      const status = state?.task.status;
+      state = null;
       const now = engine.clock.now();
       if (now - lastSent >= timing.heartbeatMs) {
         // spec V53 V54: a data frame carrying the cursor, never an SSE comment.
@@ -138,7 +142,6 @@ export async function streamTaskEvents(
         lastSent = now;
       }
       if (woken && !failing) continue;
-      const status = state?.task.status;
       const waitMs = Math.min(
         timing.recheckMs,
         Math.max(1, timing.heartbeatMs - (now - lastSent)),

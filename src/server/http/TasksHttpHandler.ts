@@ -20,6 +20,7 @@ import { principalOwnerOf, resolveCaller } from '../limits/resolveCaller.js';
 import { listenTaskIds, serveTaskListen, withoutTaskIds } from './serveTaskListen.js';
 import { TaskFastPath } from './fast/TaskFastPath.js';
 import { ModernEventsPath } from './ModernEventsPath.js';
+import { NodeEventStreams } from './NodeEventStreams.js';
 import { TaskConnection } from '../connection/TaskConnection.js';
 
 import { runtimeOf, type McpTasks } from '../McpTasks.js';
@@ -123,6 +124,8 @@ export function createTasksHttpHandler(
   const modern = createMcpHandler((context) => attached(context) as never, { legacy: 'reject' });
   // events/* of the 2026 wire: answered by the runtime without an instance of the author's server per request.
   const modernEvents = new ModernEventsPath(runtime);
+  // events/stream of the 2026 wire when served by node:http (serveHttp): its SSE written to node's response.
+  const nodeEvents = new NodeEventStreams({ runtime, options, serveAuthenticated });
   const maxListenTaskIds = options.maxListenTaskIds ?? DEFAULT_MAX_LISTEN_TASK_IDS;
 
   async function legacy(
@@ -297,6 +300,7 @@ export function createTasksHttpHandler(
     },
     async close() {
       clearInterval(sweeper);
+      nodeEvents.close();
       await sessions.closeAll();
       await Promise.all([modern.close(), modernEvents.close()]);
     },
@@ -311,7 +315,15 @@ export function createTasksHttpHandler(
     handler,
     (path, plain) => new TaskFastPath({ sessions, options, retryMs: RETRY_MS, ...plain, serveAuthenticated }, path),
   );
+  nodeEventStreams.set(handler, nodeEvents);
   return handler;
+}
+
+const nodeEventStreams = new WeakMap<TasksHttpHandler, NodeEventStreams>();
+
+/** The `events/stream` path of a handler served by node:http (serveHttp). */
+export function nodeEventStreamsOf(handler: TasksHttpHandler): NodeEventStreams | undefined {
+  return nodeEventStreams.get(handler);
 }
 
 /** Whether the fast path also hands plain requests to the session's server, and with a web Request or not. */

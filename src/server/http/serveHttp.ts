@@ -15,6 +15,7 @@ import type { ServerFactory } from '../ServerLike.js';
 import { readNodeBody, RequestBodyTooLargeError, webRequestOf } from './fast/nodeRequest.js';
 import {
   createTasksHttpHandler,
+  nodeEventStreamsOf,
   taskFastPathOf,
   type TasksHttpHandler,
   type TasksHttpHandlerOptions,
@@ -109,6 +110,8 @@ export async function serveHttp(
           forwardPlain: plain.plainRequests !== false,
           webRequest: plain.webRequest !== false,
         });
+  // events/stream of the 2026 wire, its SSE written to node's response (NodeEventStreams says why).
+  const nodeEvents = nodeEventStreamsOf(handler);
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
   // The console (and its page's code) loads only when it is configured.
   const taskConsole =
@@ -181,6 +184,7 @@ export async function serveHttp(
         onSlowReader,
       };
       if (await fast?.serve(req, res, body, io)) return;
+      if (await nodeEvents?.serve(path, req, res, body, io)) return;
       response = await route(
         webRequestOf(req, body, () => abort.signal),
         req.socket.remoteAddress,
