@@ -2,7 +2,7 @@ import * as z from 'zod';
 
 import { TASK_PROGRESS_EVENT, TASK_STATUS_EVENT, TaskEventRejectedError } from '../engine/index.js';
 import { ErrorCodes, RpcError } from '../rpc/index.js';
-import type { DeliveryMode, EventDescriptor } from '../protocol/index.js';
+import { EVENT_SOURCE_TOOLS_META, type DeliveryMode, type EventDescriptor } from '../protocol/index.js';
 
 /** An event type a server author registers: what a task's work may emit with `step.emit` or `emitTaskEvent`. */
 export interface EventTypeOptions {
@@ -134,13 +134,15 @@ export class EventCatalog {
   /** The descriptor of `name` (spec V10, V11). */
   descriptor(name: string): EventDescriptor {
     const { options } = this.types.get(name) as CompiledType;
+    // Which tools' tasks name it: a proxy in front names the same source on its tasks of those tools.
+    const tools = options.tools?.length ? { [EVENT_SOURCE_TOOLS_META]: [...options.tools] } : undefined;
     return {
       name: options.name,
       description: options.description,
       delivery: [...this.delivery],
       inputSchema: { ...TASK_SCOPED_INPUT_SCHEMA },
       payloadSchema: options.payloadSchema,
-      ...(options._meta && { _meta: options._meta }),
+      ...((options._meta || tools) && { _meta: { ...options._meta, ...tools } }),
     };
   }
 

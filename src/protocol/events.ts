@@ -6,6 +6,12 @@ import * as z from 'zod';
  */
 export const EVENTS_EXTENSION = 'io.modelcontextprotocol/events';
 
+/**
+ * Our hint in an event type's descriptor `_meta` (`events/list`): the tools whose tasks name the type as their event
+ * source. The spec has no such field; a proxy reads it to name the same source on its own tasks of those tools.
+ */
+export const EVENT_SOURCE_TOOLS_META = 'io.github.mcp-tasks/tools';
+
 export const EventsMethod = {
   list: 'events/list',
   poll: 'events/poll',

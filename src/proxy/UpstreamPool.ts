@@ -1,6 +1,7 @@
 import { TaskConnectionError } from '../client/index.js';
 import { ConcurrencyGate } from './ConcurrencyGate.js';
 import { Upstream, type UpstreamNotification, type UpstreamOptions } from './Upstream.js';
+import { upstreamEventTypes, type ProxiedEventType } from './upstreamEventTypes.js';
 
 export interface UpstreamPoolOptions extends UpstreamOptions {
   /** Upstream connections open at once (one per caller with work under way); default 64. */
@@ -64,6 +65,8 @@ export class UpstreamPool {
   private readonly waitMs: number;
   capabilities: Record<string, unknown> = {};
   serverInfo: { name: string; version: string } | undefined;
+  /** The upstream's event types the proxy passes through, listed at start (see upstreamEventTypes). */
+  eventTypes: ProxiedEventType[] = [];
 
   private constructor(private readonly options: UpstreamPoolOptions) {
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_UPSTREAM_CONNECTIONS;
@@ -79,12 +82,21 @@ export class UpstreamPool {
     }
   }
 
-  /** Connects once to learn what the upstream serves (the proxy advertises the same); that connection is kept. */
+  /**
+   * Connects once to learn what the upstream serves (the proxy advertises the same, and registers its event types);
+   * that connection is kept.
+   */
   static async connect(options: UpstreamPoolOptions): Promise<UpstreamPool> {
     const pool = new UpstreamPool(options);
     const first = await Upstream.connect(options);
     pool.capabilities = first.capabilities;
     pool.serverInfo = first.serverInfo;
+    try {
+      pool.eventTypes = await upstreamEventTypes(await first.current(), options.logger);
+    } catch (error) {
+      await first.close();
+      throw error;
+    }
     pool.spare = Promise.resolve(first);
     return pool;
   }

@@ -1,9 +1,10 @@
-import type { TaskEngine, TaskOutcome, TaskRecord, TaskWork } from '../engine/index.js';
+import type { EngineLogger, TaskEngine, TaskOutcome, TaskRecord, TaskWork } from '../engine/index.js';
 import { throttledStatus, type TaskWorkHooks } from '../server/index.js';
 import { forwardToolCall, type UpstreamTaskRef } from './forwardToolCall.js';
 import type { ToolPolicies } from './toolPolicies.js';
 import type { UpstreamPool } from './UpstreamPool.js';
-import { ErrorCodes, isObject } from '../protocol/index.js';
+import { proxyEventSink } from './proxyEventSink.js';
+import { ErrorCodes, EventSourceSchema, isObject } from '../protocol/index.js';
 
 /** Where a proxy task keeps the upstream's own task it follows. */
 export const UPSTREAM_TASK_META = 'upstreamTask';
@@ -12,9 +13,17 @@ export const UPSTREAM_TASK_META = 'upstreamTask';
 export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {
   const ref = task.meta[UPSTREAM_TASK_META];
   if (!isObject(ref) || typeof ref['taskId'] !== 'string') return undefined;
+  const source = EventSourceSchema.safeParse(ref['eventSource']);
   return {
     taskId: ref['taskId'],
     ...(typeof ref['sessionId'] === 'string' && { sessionId: ref['sessionId'] }),
+    ...(source.success && {
+      eventSource: {
+        name: source.data.name,
+        input: source.data.input,
+        ...(source.data.initialCursor !== undefined && { initialCursor: source.data.initialCursor }),
+      },
+    }),
   };
 }
 
@@ -22,14 +31,17 @@ export function upstreamTaskOf(task: TaskRecord): UpstreamTaskRef | undefined {
  * The work of a proxy task: the original `tools/call` forwarded to the upstream. Upstream progress reaches the
  * requestor and becomes the statusMessage, upstream questions become the task's input requests, and an upstream task
  * is remembered on the task (durably, before it is followed) so a restarted proxy follows it instead of calling
- * again.
+ * again. The upstream task's events (its event source, of the types the proxy passes through) are re-emitted into
+ * this task's own log, in order, each once, before the task ends (docs/proxy.md, "Events").
  */
 export function createProxyWork(
   upstreams: UpstreamPool,
   policies: ToolPolicies,
   engine: TaskEngine,
   hooks: TaskWorkHooks,
+  logger: EngineLogger = { info() {}, warn() {}, error() {} },
 ): TaskWork {
+  const passed: ReadonlySet<string> = new Set(upstreams.eventTypes.map((type) => type.name));
   return async (context): Promise<TaskOutcome> => {
     const task = context.task;
     const params = task.request.params;
@@ -64,6 +76,7 @@ export function createProxyWork(
           onStatus: (message) => status.write(message),
           ...(resume && { resume }),
           onUpstreamTask: (ref) => engine.annotate(task.taskId, { [UPSTREAM_TASK_META]: ref }),
+          ...(passed.size > 0 && { events: proxyEventSink(engine, task, passed, logger) }),
         },
       );
     } finally {

@@ -12,8 +12,9 @@ import type { InputAnswer, InputRequest } from './InputRoute.js';
 import type { Upstream } from './Upstream.js';
 import type { ConcurrencyGate } from './ConcurrencyGate.js';
 import { traceMeta } from './traceMeta.js';
+import { followUpstreamEvents, type UpstreamEventSink } from './followUpstreamEvents.js';
 import { withDeadline } from '../engine/index.js';
-import { ErrorCodes } from '../protocol/index.js';
+import { ErrorCodes, type EventSource } from '../protocol/index.js';
 
 export type CallOutcome = { kind: 'result'; result: Record<string, unknown> } | { kind: 'error'; error: RpcError };
 
@@ -22,6 +23,8 @@ export interface UpstreamTaskRef {
   taskId: string;
   /** The upstream's HTTP session, for upstreams whose tasks belong to the session that created them. */
   sessionId?: string;
+  /** The upstream task's event source, followed again after a restart (a handle attached by id has none). */
+  eventSource?: EventSource;
 }
 
 export interface ForwardHooks {
@@ -39,6 +42,8 @@ export interface ForwardHooks {
   resume?: UpstreamTaskRef;
   /** Called once the upstream accepted its own task, before it is followed. */
   onUpstreamTask?(ref: UpstreamTaskRef): Promise<void>;
+  /** Where the events of the upstream task's event source go, when it names one (the proxy task's log). */
+  events?: UpstreamEventSink;
 }
 
 /** Runs of a retry-safe call lost to an upstream crash before it gives up. */
@@ -168,12 +173,23 @@ async function followUpstreamTask(
       hooks.onStatus?.(snapshot.statusMessage);
     }
   });
+  const source = handle.eventSource ?? resume?.eventSource;
+  const stopEvents = new AbortController();
   try {
-    if (!resume && taskId !== undefined) await hooks.onUpstreamTask?.(sessionRef(session.client, taskId));
+    if (!resume && taskId !== undefined)
+      await hooks.onUpstreamTask?.({ ...sessionRef(session.client, taskId), ...(source && { eventSource: source }) });
     if (hooks.signal.aborted) onAbort();
     else hooks.signal.addEventListener('abort', onAbort, { once: true });
-    return toCallOutcome(await handle.outcome(), hooks.signal);
+    const outcome = handle.outcome();
+    const events = AbortSignal.any([hooks.signal, stopEvents.signal]);
+    const following =
+      source && hooks.events ? followUpstreamEvents(session.client, source, hooks.events, outcome, events) : undefined;
+    const settled = await outcome;
+    // The task ends after the upstream's events from before its end are in its log.
+    await following;
+    return toCallOutcome(settled, hooks.signal);
   } finally {
+    stopEvents.abort();
     hooks.signal.removeEventListener('abort', onAbort);
     stopWatching();
     unregister();

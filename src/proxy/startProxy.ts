@@ -2,7 +2,14 @@ import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { isHttpTarget, type DialectPreference, type TaskTarget } from '../client/index.js';
 import type { EngineLogger } from '../engine/index.js';
-import { createMcpTasks, guardStdin, jwtAuth, serveHttp, type McpTasks } from '../server/index.js';
+import {
+  createMcpTasks,
+  guardStdin,
+  jwtAuth,
+  serveHttp,
+  type McpTasks,
+  type McpTasksOptions,
+} from '../server/index.js';
 import { queueExecutor, runWorker, type WorkerHandle } from '../server/worker/index.js';
 import { bridgedRecovery } from './bridgedRecovery.js';
 import { CallAdmission } from './CallAdmission.js';
@@ -30,6 +37,11 @@ export interface ProxyOptions {
   /** From `--tools`; applied after the config file's rules. */
   tools?: ToolRule[];
   config?: ProxyConfig;
+  /**
+   * How the upstream's events are served (docs/proxy.md, "Events"): stream limits, webhook delivery. The types are
+   * the upstream's; without any to pass through, the proxy serves no Events and this is unused.
+   */
+  events?: Omit<NonNullable<McpTasksOptions['events']>, 'types'>;
   logger?: EngineLogger;
 }
 
@@ -82,7 +94,7 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
     tasks = await createMcpTasks({
       server: factory,
       tools: (name) => policies.policyFor(name),
-      work: (taskEngine, hooks) => createProxyWork(upstreams, policies, taskEngine, hooks),
+      work: (taskEngine, hooks) => createProxyWork(upstreams, policies, taskEngine, hooks, logger),
       store: options.store ?? './mcp-tasks.db',
       engine,
       logger,
@@ -100,11 +112,14 @@ export async function startProxy(options: ProxyOptions): Promise<RunningProxy> {
       // Hosts without tasks get the task_* tools unless the config turns them off.
       fallbackTools: config.fallbackTools ?? true,
       ...(config.fallbackAfterMs !== undefined && { fallbackAfterMs: config.fallbackAfterMs }),
+      // Events are declared only when there is something of the upstream's to pass through.
+      ...(upstreams.eventTypes.length > 0 && { events: { ...options.events, types: upstreams.eventTypes } }),
     });
     if (options.queue) {
       worker = await runWorker({
         server: factory,
-        work: (workerEngine) => createProxyWork(upstreams, policies, workerEngine, {}),
+        work: (workerEngine) => createProxyWork(upstreams, policies, workerEngine, {}, logger),
+        ...(upstreams.eventTypes.length > 0 && { events: { types: upstreams.eventTypes } }),
         store: options.store ?? './mcp-tasks.db',
         redisUrl: options.queue.redisUrl,
         engine,
