@@ -154,6 +154,23 @@ describe('events/stream on node:http answers as the SDK transport does', () => {
     expect(nodeEventStreamsOf(http.handler)?.served).toBe(served);
   });
 
+  it('fastPath false sends events/stream the SDK way', async () => {
+    const sdkWay = await serveHttp(tasks, { port: 0, authenticate: authenticate as never, fastPath: false });
+    try {
+      const { taskId, cursor } = await staged(1, 1);
+      const stream = await openStream(
+        sdkWay.url,
+        { name: STAGE, arguments: { taskId }, cursor },
+        { headers: as('alice') },
+      );
+      await stream.done;
+      expect(stream.messages.map((message) => message.method).at(-2)).toBe('notifications/events/terminated');
+      expect(nodeEventStreamsOf(sdkWay.handler)?.served).toBe(0);
+    } finally {
+      await sdkWay.close();
+    }
+  });
+
   it('TS13: a stream the client closes gives its place back', async () => {
     const { taskId } = await staged(1, 60_000);
     const open = () => openStream(http.url, { name: STAGE, arguments: { taskId } }, { headers: as('alice') });

@@ -55,8 +55,9 @@ export interface ServeHttpOptions extends TasksHttpHandlerOptions {
    * and answers, less work per request. Task traffic (`tasks/*`, task-augmented `tools/call`) and, unless
    * `plainRequests` is false, the plain requests the session's server answers (`tools/call`, `resources/read`,
    * `ping`…), whose handlers get the web Request in `ctx.http.req` as on the SDK's way unless `webRequest` is false
-   * (for a server whose handlers never read it: one less object per request). Default true; `false` sends
-   * everything the SDK's way.
+   * (for a server whose handlers never read it: one less object per request). The 2026-07-28 wire's `events/stream`
+   * is written to node's response the same way (its SSE, without the SDK's per-request transport held for the
+   * stream's life). Default true; `false` sends everything the SDK's way.
    */
   fastPath?: boolean | { plainRequests?: boolean; webRequest?: boolean };
 }
@@ -111,7 +112,7 @@ export async function serveHttp(
           webRequest: plain.webRequest !== false,
         });
   // events/stream of the 2026 wire, its SSE written to node's response (NodeEventStreams says why).
-  const nodeEvents = nodeEventStreamsOf(handler);
+  const nodeEvents = options.fastPath === false ? undefined : nodeEventStreamsOf(handler);
   const maxPendingBytes = options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES;
   // The console (and its page's code) loads only when it is configured.
   const taskConsole =
