@@ -1,7 +1,7 @@
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { isHttpTarget, type DialectPreference, type TaskTarget } from '../client/index.js';
-import type { EngineLogger } from '../engine/index.js';
+import type { EngineLogger, TaskStore } from '../engine/index.js';
 import {
   createMcpTasks,
   guardStdin,
@@ -30,8 +30,11 @@ export interface ProxyOptions {
   upstreamDialect?: DialectPreference;
   /** Serve Streamable HTTP (default 127.0.0.1:3000, port 0 picks one) or stdio. */
   serve: { kind: 'http'; port?: number; host?: string } | { kind: 'stdio' };
-  /** Task store spec (SQLite path, `memory`, `postgres://…`, `redis://…`). Default `./mcp-tasks.db`. */
-  store?: string;
+  /**
+   * Task store spec (SQLite path, `memory`, `postgres://…`, `redis://…`), or a store opened by the caller (the one
+   * webhook deliveries in `events` are built over). Default `./mcp-tasks.db`.
+   */
+  store?: string | TaskStore;
   /** With Redis, tasks go on a BullMQ queue and every proxy (this one too) runs queued tasks. */
   queue?: { redisUrl: string; queueName?: string; workerConcurrency?: number };
   /** From `--tools`; applied after the config file's rules. */

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { TaskClient, TaskNotSupportedError, textOf, type TaskEvent } from '../../src/client/index.js';
+import { TaskClient, TaskNotSupportedError, TaskRpcError, textOf, type TaskEvent } from '../../src/client/index.js';
+import { CallbackPolicy, OutboxWebhookDeliveries } from '../../src/events/webhooks/index.js';
+import { verifyWebhook } from '../../src/events/webhooks/verifyWebhook.js';
+import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.js';
+import { startProxy } from '../../src/proxy/index.js';
+import { MemoryStore } from '../../src/stores/memory/MemoryStore.js';
+import { webhookReceiver } from '../webhooks/webhookReceiver.js';
 import { createMcpTasks, serveHttp } from '../../src/server/index.js';
 import { eventsPeer, openStream } from '../events/eventsPeer.js';
 import {
@@ -143,6 +149,63 @@ describe('proxy in front of an upstream with Events', () => {
     gates.get('owner-check')?.();
     expect(textOf(await handle.result())).toBe('2 stages');
   });
+});
+
+describe("webhooks of the proxy's task", () => {
+  it("deliver the upstream's events signed by the proxy; another caller gets what a missing task gets", async () => {
+    const receiver = await webhookReceiver();
+    const store = new MemoryStore();
+    const webhooks = new OutboxWebhookDeliveries({
+      store: store.webhooks,
+      policy: new CallbackPolicy({ allowOrigins: [receiver.origin] }),
+    });
+    const proxy = await startProxy({
+      upstream: { url: upstream.http.url },
+      serve: { kind: 'http', port: 0 },
+      store,
+      config: { auth: { jwt: issuer.config } },
+      events: { webhooks },
+    });
+    webhooks.start();
+    closers.push(async () => {
+      await proxy.close();
+      await webhooks.stop();
+      await receiver.close();
+    });
+    const alice = await caller(proxy.url as string, 'alice');
+    const handle = await alice.callTool('staged', { stages: 3, stageMs: 10, gate: 'webhook' }, { mode: 'task' });
+    const taskId = handle.taskId as string;
+    const secret = generateWebhookSecret();
+    await alice.events().subscribe(
+      STAGE,
+      { taskId },
+      {
+        url: receiver.url,
+        secret,
+        cursor: handle.eventSource?.initialCursor ?? null,
+      },
+    );
+    // spec TS11: the same refusal for another caller's task as for a missing one.
+    const bob = await caller(proxy.url as string, 'bob');
+    const refusal = (id: string) =>
+      bob
+        .events()
+        .subscribe(STAGE, { taskId: id }, { url: receiver.url, secret: generateWebhookSecret() })
+        .then(
+          () => undefined,
+          (error: unknown) => (error instanceof TaskRpcError ? error.error : { code: 0, message: String(error) }),
+        );
+    const foreign = await refusal(taskId);
+    const missing = await refusal('no-such-task');
+    expect(foreign?.code).toBeDefined();
+    expect(foreign?.code).toBe(missing?.code);
+    expect(foreign?.message.replace(taskId, 'ID')).toBe(missing?.message.replace('no-such-task', 'ID'));
+    gates.get('webhook')?.();
+    expect(textOf(await handle.result())).toBe('3 stages');
+    const stages = (await receiver.waitFor(3, 15_000)).filter((entry) => entry.json['name'] === STAGE).slice(0, 3);
+    for (const entry of stages) expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
+    expect(stages.map((entry) => (entry.json['data'] as { index: number }).index)).toEqual([0, 1, 2]);
+  }, 60_000);
 });
 
 describe('proxy killed (-9) mid-task, restarted on its store', () => {
