@@ -1,4 +1,4 @@
-import type { TaskStore } from 'mcp-tasks';
+import type { McpTasks, TaskStore } from 'mcp-tasks';
 import { CallbackPolicy, OutboxWebhookDeliveries, type EventsOptions, type EventTypeOptions } from 'mcp-tasks/engine';
 import { emitTaskEvent } from 'mcp-tasks/workflow';
 
@@ -11,8 +11,34 @@ export const STAGE_EVENT = 'io.github.mcp-tasks.conformance.stage';
 const MAX_STAGES = 100;
 const MAX_STAGE_MS = 60_000;
 
-/** The fixture's event types (served with MCP_TASKS_EVENTS=1): the staged task's, naming it as its event source. */
+/**
+ * An untasked type that emits on a timer while the process runs (startClock): first in `events/list` (sorted by name),
+ * so the conformance scenarios, which take the first type offering the mode they test, find one with no required
+ * arguments that offers poll, push and webhook and has events to deliver (EVENTS-SPEC §3 "Practice (CONF)").
+ */
+export const CLOCK_EVENT = 'io.github.mcp-tasks.conformance.clock';
+/** An untasked type that emits nothing: the spare for one-shot controls, and the type with a small subscription cap. */
+export const SPARE_EVENT = 'io.github.mcp-tasks.conformance.spare';
+/** The spare type's cap on one principal's webhook subscriptions (the `events_conformance_quota` answer). */
+export const SPARE_MAX_SUBSCRIPTIONS = 2;
+/** The clock's cadence (EVENTS-SPEC §3: 1–2 s). */
+export const CLOCK_INTERVAL_MS = 1_500;
+
+/** The fixture's event types (served with MCP_TASKS_EVENTS=1): the clock, the spare, and the staged task's. */
 export const FIXTURE_EVENT_TYPES: EventTypeOptions[] = [
+  {
+    name: CLOCK_EVENT,
+    description: `A tick of the fixture's clock, every ${CLOCK_INTERVAL_MS} ms while the server runs`,
+    payloadSchema: object({ tick: { type: 'integer', minimum: 1 }, at: { type: 'string' } }, ['tick', 'at']),
+    taskScoped: false,
+  },
+  {
+    name: SPARE_EVENT,
+    description: 'Never fires: a spare type for one-shot diagnostic controls',
+    payloadSchema: object({ note: { type: 'string' } }, []),
+    taskScoped: false,
+    maxSubscriptions: SPARE_MAX_SUBSCRIPTIONS,
+  },
   {
     name: STAGE_EVENT,
     description: 'A stage of a staged_compute task finished',
@@ -79,4 +105,19 @@ export async function fixtureEvents(
     }),
   });
   return { events: { types: FIXTURE_EVENT_TYPES, conformanceControls: true, webhooks }, webhooks };
+}
+
+/**
+ * Emits the clock type every `intervalMs` through `tasks.emitEvent`. The timer does not keep the process alive; the
+ * returned function stops it (call it before closing `tasks`).
+ */
+export function startClock(tasks: McpTasks, intervalMs = CLOCK_INTERVAL_MS): () => void {
+  let tick = 0;
+  const timer = setInterval(() => {
+    tick++;
+    // A failed emit (the store closing under it) loses one tick, nothing else.
+    tasks.emitEvent(CLOCK_EVENT, { tick, at: new Date().toISOString() }).catch(() => {});
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

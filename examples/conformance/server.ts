@@ -5,8 +5,9 @@
 // MCP_TASKS_TOOL_EVENTS: a file to which every tool start, end and abort of tasks run here is appended (tests).
 // MCP_TASKS_LEASE_MS, MCP_TASKS_WAKE_INTERVAL_MS: the engine's `leaseMs` and `wakeIntervalMs` (its wake-at index poll).
 // MCP_TASKS_EVENTS=1: serve the Events extension (docs/events.md) with the fixture's event types (`staged_compute`'s),
-// the conformance suite's diagnostic controls (`events_conformance_*` tools, EVENTS-SPEC §14) and, on a memory or
-// SQLite store, webhook delivery (`https://conformance.invalid/mcp-events/` allowlisted).
+// the conformance suite's diagnostic controls (`events_conformance_*` tools, EVENTS-SPEC §14), an untasked clock type
+// emitting every 1.5 s, and, on a memory or SQLite store, webhook delivery (`https://conformance.invalid/mcp-events/`
+// allowlisted).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 
 import { createMcpTasks, DEFAULT_RATE_LIMIT, guardStdin, serveHttp, type RateLimit, type TaskStore } from 'mcp-tasks';
-import { fixtureEvents } from './fixtureEventTools.js';
+import { fixtureEvents, startClock } from './fixtureEventTools.js';
 import { fixturePolicies } from './fixturePolicies.js';
 import { createFixtureServer } from './fixtureTools.js';
 import { withToolEvents } from './withToolEvents.js';
@@ -74,7 +75,10 @@ const tasks = await createMcpTasks({
 });
 
 served?.webhooks?.start();
+// The fixture's untasked clock type ticks while the process runs.
+const stopClock = served ? startClock(tasks) : undefined;
 const shutdown = async () => {
+  stopClock?.();
   await served?.webhooks?.stop().catch(() => {});
   await tasks.close().catch(() => {});
   process.exit(0);

@@ -11,6 +11,27 @@ const byName = {
   required: ['name'],
 } as const;
 const byId = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const;
+const byKey = {
+  type: 'object',
+  properties: { principal: { type: 'string' }, name: { type: 'string' }, url: { type: 'string' } },
+  required: ['principal', 'name', 'url'],
+} as const;
+const none = { type: 'object', properties: {} } as const;
+
+/** What the subscription, quota and restart controls ask of the events front. */
+export interface ConformanceHost {
+  /** Subscribes `principal` to the untasked type `name` at `url` (a fresh secret); answers the subscription id. */
+  subscribeAs(principal: string, name: string, url: string): Promise<string>;
+  /** Whether `principal` holds a live subscription to `name` at `url`. */
+  subscriptionExists(principal: string, name: string, url: string): Promise<boolean>;
+  /** `active`, `suspended` or `absent`, whoever holds it. */
+  subscriptionState(id: string): Promise<string>;
+  /** One type's per-type subscription cap. */
+  quota(): { name: string; max: number } | undefined;
+  /** Rebuilds the in-process event state over the same store; answers the generation it moves to. */
+  restart(): number;
+  generation(): number;
+}
 
 /** The controls served, as `tools/list` entries. */
 const TOOLS = [
@@ -35,6 +56,36 @@ const TOOLS = [
     inputSchema: { type: 'object', properties: { origin: { type: 'string' } }, required: ['origin'] },
   },
   {
+    name: 'events_conformance_subscribe_as',
+    description: 'Subscribes another principal (webhook) to an untasked event type; answers the subscription id',
+    inputSchema: byKey,
+  },
+  {
+    name: 'events_conformance_subscription_exists',
+    description: 'Whether that principal holds a webhook subscription to the type at the url: "true" or "false"',
+    inputSchema: byKey,
+  },
+  {
+    name: 'events_conformance_subscription_state',
+    description: "The webhook subscription's state: active, suspended or absent",
+    inputSchema: byId,
+  },
+  {
+    name: 'events_conformance_quota',
+    description: 'JSON {"name", "max"}: an event type and its cap on one principal\'s webhook subscriptions',
+    inputSchema: none,
+  },
+  {
+    name: 'events_conformance_restart',
+    description: 'Rebuilds the event state over the same store (live streams end); answers the new generation',
+    inputSchema: none,
+  },
+  {
+    name: 'events_conformance_generation',
+    description: 'The current restart generation',
+    inputSchema: none,
+  },
+  {
     name: 'events_conformance_webhook_gap',
     description: 'Queues a gap envelope to the webhook subscription',
     inputSchema: byId,
@@ -46,6 +97,9 @@ const TOOLS = [
   },
 ] as const;
 
+/** The controls that need webhook delivery. */
+const WEBHOOK_ONLY = /webhook|callback|subscri|quota/;
+
 /**
  * The conformance suite's diagnostic controls (EVENTS-SPEC §14) as ordinary tools, served only when the operator
  * asks for them (`events.conformanceControls`, as mcpkit gates them behind a flag): a test fixture's, never a
@@ -55,10 +109,11 @@ export class ConformanceControls {
   constructor(
     private readonly streams: StreamControls,
     private readonly webhooks: WebhookDeliveries | undefined,
+    private readonly host: ConformanceHost,
   ) {}
 
   get tools(): ReadonlyArray<Record<string, unknown>> {
-    return TOOLS.filter((tool) => this.webhooks || (!tool.name.includes('webhook') && !tool.name.includes('callback')));
+    return TOOLS.filter((tool) => this.webhooks || !WEBHOOK_ONLY.test(tool.name));
   }
 
   has(name: unknown): boolean {
@@ -91,6 +146,21 @@ export class ConformanceControls {
           throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: origin must be a URL origin');
         }
       }
+      case 'events_conformance_subscribe_as':
+        return this.host.subscribeAs(text('principal'), text('name'), text('url'));
+      case 'events_conformance_subscription_exists':
+        return String(await this.host.subscriptionExists(text('principal'), text('name'), text('url')));
+      case 'events_conformance_subscription_state':
+        return this.host.subscriptionState(text('id'));
+      case 'events_conformance_quota': {
+        const quota = this.host.quota();
+        if (!quota) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'No event type offers webhook delivery');
+        return JSON.stringify(quota);
+      }
+      case 'events_conformance_restart':
+        return String(this.host.restart());
+      case 'events_conformance_generation':
+        return String(this.host.generation());
       case 'events_conformance_webhook_gap':
         return String(await (this.webhooks as WebhookDeliveries).gap(text('id'), null));
       default:

@@ -4,7 +4,10 @@ import { TASK_PROGRESS_EVENT, TASK_STATUS_EVENT, TaskEventRejectedError } from '
 import { ErrorCodes, RpcError } from '../rpc/index.js';
 import { EVENT_SOURCE_TOOLS_META, type DeliveryMode, type EventDescriptor } from '../protocol/index.js';
 
-/** An event type a server author registers: what a task's work may emit with `step.emit` or `emitTaskEvent`. */
+/**
+ * An event type a server author registers: what a task's work may emit with `step.emit` or `emitTaskEvent`, or, with
+ * `taskScoped: false`, what the author's code emits with `tasks.emitEvent` (no task behind it).
+ */
 export interface EventTypeOptions {
   /** Unique; vendor-prefixed (`com.example.stage_result`): unprefixed names are reserved for MCP (spec TE3). */
   name: string;
@@ -18,7 +21,21 @@ export interface EventTypeOptions {
    */
   tools?: readonly string[];
   _meta?: Record<string, unknown>;
+  /**
+   * Default true: subscriptions name a task (`{ taskId }`). False: the type is not tied to a task; it takes no
+   * arguments, the author's code emits it with `tasks.emitEvent`, and the process keeps its last events (`retain`).
+   */
+  taskScoped?: boolean;
+  /** The modes it offers, of those the server serves (webhook only with `events.webhooks`). Default: all of them. */
+  delivery?: readonly DeliveryMode[];
+  /** An untasked type's replay window in this process: the last `events` (default 1,000) no older than `maxAgeMs` (1 h). */
+  retain?: { events?: number; maxAgeMs?: number };
+  /** Webhook subscriptions one principal may hold to this type (default `events.maxSubscriptionsPerType`, 100). */
+  maxSubscriptions?: number;
 }
+
+/** The subscription arguments of an untasked type: none. */
+export const UNTASKED_INPUT_SCHEMA = { type: 'object', properties: {}, additionalProperties: false } as const;
 
 /** The subscription arguments of every task-backed type: the task (spec TS2, TS3). */
 export const TASK_SCOPED_INPUT_SCHEMA = {
@@ -76,6 +93,7 @@ interface CompiledType {
 }
 
 const taskArguments = z.strictObject({ taskId: z.string().min(1) });
+const noArguments = z.strictObject({});
 
 /**
  * The event types a server offers: the author's, and the runtime's task status and progress types; sorted by name so `events/list`
@@ -101,9 +119,21 @@ export class EventCatalog {
       } catch (error) {
         throw new TypeError(`The payloadSchema of event type ${options.name} cannot be used: ${String(error)}`);
       }
+      if (options.delivery?.some((mode) => !['poll', 'push', 'webhook'].includes(mode)))
+        throw new TypeError(`Event type ${options.name} lists an unknown delivery mode`);
+      if (options.taskScoped === false && options.tools?.length)
+        throw new TypeError(`Event type ${options.name} is not task-scoped: no tool's tasks can name it`);
+      const { retain, maxSubscriptions } = options;
+      const count = (value: number | undefined, min: number) =>
+        value === undefined || (Number.isSafeInteger(value) && value >= min);
+      if (!count(retain?.events, 1) || !count(retain?.maxAgeMs, 1) || !count(maxSubscriptions, 0))
+        throw new TypeError(`Event type ${options.name}: retain and maxSubscriptions take non-negative integers`);
       this.types.set(options.name, { options, payload });
     }
     this.sorted = [...this.types.keys()].sort();
+    for (const name of this.sorted)
+      if (this.modesOf(name).length === 0)
+        throw new TypeError(`Event type ${name} offers none of the modes served (${delivery.join(', ')})`); // spec V11
   }
 
   /** Every type's name, sorted. */
@@ -115,11 +145,49 @@ export class EventCatalog {
     return this.types.has(name);
   }
 
-  /** The engine's `checkEvent`: a registered type (not the runtime's own) and data its payloadSchema accepts. */
+  /** Whether `name` is a registered type tied to no task (emitted with `tasks.emitEvent`). */
+  isUntasked(name: string): boolean {
+    return this.types.get(name)?.options.taskScoped === false;
+  }
+
+  /** The names of the untasked types. */
+  get untasked(): readonly string[] {
+    return this.sorted.filter((name) => this.isUntasked(name));
+  }
+
+  /** The modes `name` offers: its own `delivery` among those the server serves (spec V11, V12). */
+  modesOf(name: string): DeliveryMode[] {
+    const own = this.types.get(name)?.options.delivery;
+    return this.delivery.filter((mode) => !own || own.includes(mode));
+  }
+
+  /** Whether `name` offers `mode` (spec V12: else -32014). */
+  offers(name: string, mode: DeliveryMode): boolean {
+    return this.modesOf(name).includes(mode);
+  }
+
+  /** The options `name` was registered with. */
+  optionsOf(name: string): EventTypeOptions | undefined {
+    return this.types.get(name)?.options;
+  }
+
+  /** The engine's `checkEvent`: a registered task type (not the runtime's own) and data its payloadSchema accepts. */
   readonly check = (type: string, data: Record<string, unknown>): void => {
     const known = this.types.get(type);
-    if (!known || RUNTIME_TYPES.has(type))
-      throw new TaskEventRejectedError('unknown_type', `Event type ${type} is not registered`);
+    if (!known || RUNTIME_TYPES.has(type) || known.options.taskScoped === false)
+      throw new TaskEventRejectedError('unknown_type', `Event type ${type} is not registered for tasks`);
+    this.checkData(type, known, data);
+  };
+
+  /** What `tasks.emitEvent` checks: a registered untasked type and data its payloadSchema accepts (spec V21). */
+  checkUntasked(type: string, data: Record<string, unknown>): void {
+    const known = this.types.get(type);
+    if (!known || known.options.taskScoped !== false)
+      throw new TaskEventRejectedError('unknown_type', `Event type ${type} is not a registered untasked type`);
+    this.checkData(type, known, data);
+  }
+
+  private checkData(type: string, known: CompiledType, data: Record<string, unknown>): void {
     const parsed = known.payload.safeParse(data);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
@@ -129,7 +197,7 @@ export class EventCatalog {
         `Event data of ${type} does not match its payloadSchema${where}: ${issue?.message ?? 'invalid'}`,
       );
     }
-  };
+  }
 
   /** The descriptor of `name` (spec V10, V11). */
   descriptor(name: string): EventDescriptor {
@@ -139,8 +207,8 @@ export class EventCatalog {
     return {
       name: options.name,
       description: options.description,
-      delivery: [...this.delivery],
-      inputSchema: { ...TASK_SCOPED_INPUT_SCHEMA },
+      delivery: this.modesOf(name),
+      inputSchema: options.taskScoped === false ? { ...UNTASKED_INPUT_SCHEMA } : { ...TASK_SCOPED_INPUT_SCHEMA },
       payloadSchema: options.payloadSchema,
       ...((options._meta || tools) && { _meta: { ...options._meta, ...tools } }),
     };
@@ -171,6 +239,12 @@ export class EventCatalog {
         'Invalid params: arguments must be { taskId: string } (the inputSchema of every task event type)',
       );
     return parsed.data.taskId;
+  }
+
+  /** The arguments of an untasked type: none, `{}` or absent (spec V40: else -32602). */
+  noArguments(args: Record<string, unknown> | undefined): void {
+    if (!noArguments.safeParse(args ?? {}).success)
+      throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: this event type takes no arguments');
   }
 
   /** The type a tool's tasks name as their event source: the first registered type listing the tool (spec TS6). */

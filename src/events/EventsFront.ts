@@ -29,6 +29,10 @@ import {
 import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
 import { publishToWebhooks } from './publishToWebhooks.js';
 import { ConformanceControls } from './ConformanceControls.js';
+import { conformanceHost } from './conformanceHost.js';
+import { EmittedEvents, type EmitEventOptions } from './EmittedEvents.js';
+import { EmittedEventsFront } from './EmittedEventsFront.js';
+import { DEFAULT_SUBSCRIPTIONS_PER_TYPE, SubscriptionQuota } from './SubscriptionQuota.js';
 import { StreamControls } from './StreamControls.js';
 import { StreamCounts } from './StreamCounts.js';
 import { streamTaskEvents } from './streamTaskEvents.js';
@@ -38,6 +42,7 @@ import { taskEventOccurrence } from './taskEventOccurrence.js';
 import { taskEndedError, TaskEventSubscription } from './TaskEventSubscription.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
 import { webhookRefusal } from './webhookRefusal.js';
+import { parse } from './parseEventParams.js';
 
 /** Serving the Events extension (docs/events.md). */
 export interface EventsOptions {
@@ -56,6 +61,8 @@ export interface EventsOptions {
   heartbeatMs?: number;
   /** Most events one `events/poll` returns (and the cap of its `maxEvents`, spec V38). Default 100. */
   maxPollEvents?: number;
+  /** Webhook subscriptions one principal may hold to one type (spec V115), unless the type sets its own. Default 100. */
+  maxSubscriptionsPerType?: number;
   /**
    * Serve SEP-2694's `tasks/stream` (a draft overlapping task event sources) from the same event logs, on every wire.
    * Default false: `tasks/stream` answers -32601 (spec TE1). Its streams count toward the same per-caller bound.
@@ -95,6 +102,12 @@ export class EventsFront implements ServerDialect {
   /** `tasks/stream`s open, by connection and task (spec TE6). */
   private readonly taskStreamsOpen = new Set<string>();
   private logger: EngineLogger | undefined;
+  private engine: TaskEngine | undefined;
+  /** The untasked types' events (`taskScoped: false`), and their serving. */
+  private readonly emitted: EmittedEvents;
+  private readonly emittedFront: EmittedEventsFront;
+  private readonly quota: SubscriptionQuota | undefined;
+  private readonly onSubscribed: ((owner: string, id: string) => void) | undefined;
 
   constructor(private readonly eventsOptions: EventsOptions = {}) {
     const delivery: DeliveryMode[] = eventsOptions.webhooks ? ['poll', 'push', 'webhook'] : ['poll', 'push'];
@@ -106,10 +119,49 @@ export class EventsFront implements ServerDialect {
       maxPollEvents: eventsOptions.maxPollEvents ?? DEFAULTS.maxPollEvents,
     };
     this.streams = new StreamCounts(this.options.maxStreamsPerOwner, this.options.maxStreams);
-    if (eventsOptions.conformanceControls) {
-      this.streamControls = new StreamControls();
-      this.controls = new ConformanceControls(this.streamControls, eventsOptions.webhooks);
+    const webhooks = eventsOptions.webhooks;
+    this.quota = webhooks
+      ? new SubscriptionQuota(
+          this.catalog,
+          webhooks,
+          eventsOptions.maxSubscriptionsPerType ?? DEFAULT_SUBSCRIPTIONS_PER_TYPE,
+        )
+      : undefined;
+    this.emitted = new EmittedEvents(
+      this.catalog,
+      webhooks,
+      () => this.engine?.limits.maxEventBytes ?? 64 * 1024,
+      () => this.logger,
+    );
+    if (eventsOptions.conformanceControls) this.streamControls = new StreamControls();
+    this.emittedFront = new EmittedEventsFront({
+      catalog: this.catalog,
+      emitted: this.emitted,
+      webhooks,
+      quota: this.quota,
+      streams: this.streams,
+      controls: this.streamControls,
+      maxPollEvents: this.options.maxPollEvents,
+      heartbeatMs: this.options.heartbeatMs,
+      onSubscribed: (owner, id) => this.onSubscribed?.(owner, id),
+    });
+    if (this.streamControls) {
+      const host = conformanceHost({
+        catalog: this.catalog,
+        emitted: this.emitted,
+        emittedFront: this.emittedFront,
+        streams: this.streamControls,
+        webhooks,
+        quota: this.quota,
+      });
+      this.onSubscribed = host.subscribed;
+      this.controls = new ConformanceControls(this.streamControls, webhooks, host);
     }
+  }
+
+  /** `tasks.emitEvent`: an event of an untasked type from the author's code (EmittedEvents.emit). */
+  emit(name: string, data: Record<string, unknown>, options?: EmitEventOptions): Promise<string> {
+    return this.emitted.emit(name, data, options);
   }
 
   /**
@@ -118,6 +170,7 @@ export class EventsFront implements ServerDialect {
    */
   attach(engine: TaskEngine, logger: EngineLogger): () => void {
     this.logger = logger;
+    this.engine = engine;
     const webhooks = this.eventsOptions.webhooks;
     return webhooks ? publishToWebhooks(engine, webhooks, this.catalog.names, logger) : () => {};
   }
@@ -188,6 +241,9 @@ export class EventsFront implements ServerDialect {
   private async answer(request: JsonRpcRequest, ctx: DialectContext): Promise<DialectAnswer> {
     const params = paramsOf(request);
     if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
+    const name = request.method === EventsMethod.list ? undefined : params['name'];
+    if (typeof name === 'string' && this.catalog.isUntasked(name))
+      return this.emittedFront.answer(request, params, ctx);
     switch (request.method) {
       case EventsMethod.list:
         return { result: { ...this.catalog.page(params['cursor']), ...COMPLETE } };
@@ -285,16 +341,19 @@ export class EventsFront implements ServerDialect {
     const webhooks = this.eventsOptions.webhooks as WebhookDeliveries;
     const owner = caller.authenticated ? caller.owner : undefined;
     const key = { owner, name: parsed.name, arguments: { taskId: subscription.taskId }, url: parsed.delivery.url };
-    const subscribed = await webhookRefusal(() =>
-      webhooks.subscribe({
-        ...key,
-        secret: parsed.delivery.secret,
-        ...(parsed.ttlMs !== undefined && { ttlMs: parsed.ttlMs }),
-        scope: subscription.taskId,
-        cursor: subscription.cursor,
-        truncated: subscription.truncated,
-      }),
-    );
+    const subscribe = () =>
+      webhookRefusal(() =>
+        webhooks.subscribe({
+          ...key,
+          secret: parsed.delivery.secret,
+          ...(parsed.ttlMs !== undefined && { ttlMs: parsed.ttlMs }),
+          scope: subscription.taskId,
+          cursor: subscription.cursor,
+          truncated: subscription.truncated,
+        }),
+      );
+    const subscribed = await (this.quota as SubscriptionQuota).within(key, subscribe); // spec V115
+    if (owner !== undefined) this.onSubscribed?.(owner, subscribed.id);
     if (subscribed.created && owner !== undefined) {
       // The replay from the cursor goes to this subscription only.
       const { events } = await subscription.next(engine.limits.eventsPerTask + 1);
@@ -336,22 +395,4 @@ export class EventsFront implements ServerDialect {
     );
     return { result: { ...COMPLETE } };
   }
-}
-
-/** Params per the wire's schema; anything else is -32602 naming the first problem (spec V40). */
-function parse<T>(
-  schema: {
-    safeParse(
-      value: unknown,
-    ):
-      | { success: true; data: T }
-      | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } };
-  },
-  params: Record<string, unknown>,
-): T {
-  const parsed = schema.safeParse(params);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  const where = issue && issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
-  throw new RpcError(ErrorCodes.INVALID_PARAMS, `Invalid params: ${where}${issue?.message ?? 'invalid'}`);
 }

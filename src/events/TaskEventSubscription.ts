@@ -60,7 +60,7 @@ export class TaskEventSubscription {
   ): Promise<TaskEventSubscription> {
     if (!catalog.has(request.name))
       throw new RpcError(ErrorCodes.EVENTS_NOT_FOUND, `Unknown event type: ${request.name}`, { kind: 'event' });
-    if (!catalog.delivery.includes(mode))
+    if (!catalog.offers(request.name, mode))
       throw new RpcError(ErrorCodes.EVENTS_UNSUPPORTED, `Event type ${request.name} does not offer ${mode} delivery`, {
         feature: 'deliveryMode',
         value: mode,

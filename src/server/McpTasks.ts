@@ -46,6 +46,22 @@ export class McpTasks {
     return this.#runtime.metrics;
   }
 
+  /**
+   * Emits an event of an untasked type (`events.types` entry with `taskScoped: false`) from the author's code: checked
+   * like a task's emit (`TaskEventRejectedError`), kept for replay in this process and published to the type's webhook
+   * subscriptions. `to` addresses it to one principal (its clientId, as `authenticate` names it); without it every subscriber sees it. Resolves with its `eventId`
+   * (docs/events.md).
+   */
+  emitEvent(
+    name: string,
+    data: Record<string, unknown>,
+    options?: { to?: string | { clientId?: string; sub?: string } },
+  ): Promise<string> {
+    const events = this.#runtime.events;
+    if (!events) return Promise.reject(new TypeError('emitEvent needs the events option'));
+    return events.emit(name, data, options);
+  }
+
   /** Connections open now (sessions, stdio, exchanges in flight). */
   get connectionCount(): number {
     return this.#runtime.connectionCount;

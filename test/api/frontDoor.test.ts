@@ -43,6 +43,7 @@ describe('the front door', () => {
       'close',
       'connectionCount',
       'constructor',
+      'emitEvent',
       'engine',
       'metrics',
       'wrapFactory',
