@@ -278,6 +278,115 @@ export function webhookOutboxContract(name: string, harness: EachStoreHarness): 
       await outbox.deleteRows([]);
     });
 
+    const terminated = (subscriptionId: string, dueAt = 0): OutboxEntry => ({
+      subscriptionId,
+      webhookId: `msg_terminated_${subscriptionId}`,
+      kind: 'terminated',
+      body: '{"type":"terminated","error":{"code":-32011,"message":"Task ended"}}',
+      cursor: null,
+      dueAt,
+      target: { url: 'https://hooks.example.com/in', secrets: ['whsec_x'] },
+    });
+
+    // spec TS8, TS9: a subscription ended with 3 rows queued and a failing receiver: the rows are retried, then the
+    // terminated envelope goes after them and the subscription is gone. Nothing queued is dropped.
+    it('ends a subscription after its queued rows: terminated only once every row before it is done', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      await outbox.saveSubscription(record('sub_b'), undefined, 10);
+      const [s0, s1, s2] = [
+        (await outbox.enqueue(entry('sub_a', 0), 10)) as number,
+        (await outbox.enqueue(entry('sub_a', 1), 10)) as number,
+        (await outbox.enqueue(entry('sub_a', 2), 10)) as number,
+      ];
+      const end = await outbox.endSubscription(terminated('sub_a', 100));
+      expect(end).toBeGreaterThan(s2);
+      expect((await outbox.getSubscription('sub_a'))?.ending).toBe(end);
+      expect((await outbox.getSubscription('sub_b'))?.ending).toBeNull();
+      // Ending twice keeps the first; a missing subscription cannot end.
+      expect(await outbox.endSubscription(terminated('sub_a', 100))).toBe(end);
+      expect(await outbox.endSubscription(terminated('sub_missing', 100))).toBeUndefined();
+      // An ending subscription takes nothing new; the other one does.
+      expect(await outbox.enqueue(entry('sub_a', 3), 10)).toBeUndefined();
+      expect(await outbox.enqueue({ ...entry('sub_a', 3), kind: 'gap', webhookId: 'msg_gap_a' }, 10)).toBeUndefined();
+      const other = (await outbox.enqueue(entry('sub_b', 0, { dueAt: 100 }), 10)) as number;
+
+      // The rows go; terminated waits. The other subscription's row is not held back by it.
+      const first = await outbox.claim('w1', 1_000, 1_000, 10);
+      expect(first.map((r) => r.seq).sort((a, b) => a - b)).toEqual([s0, s1, s2, other].sort((a, b) => a - b));
+      // The receiver fails row 1: retried later; rows 0 and 2 are delivered.
+      await outbox.settle(s0, 'w1', { done: true, lastStatus: '200' });
+      await outbox.settle(s1, 'w1', { done: false, dueAt: 5_000, lastStatus: 'http_5xx' });
+      await outbox.settle(s2, 'w1', { done: true, lastStatus: '200' });
+      await outbox.settle(other, 'w1', { done: true, lastStatus: '200' });
+      expect(await outbox.claim('w2', 4_000, 1_000, 10)).toEqual([]);
+      expect((await outbox.getSubscription('sub_a'))?.ending).toBe(end);
+      // The retry fails again, then is given up (done): that counts as settled.
+      expect((await outbox.claim('w2', 5_000, 1_000, 10)).map((r) => r.seq)).toEqual([s1]);
+      await outbox.settle(s1, 'w2', { done: false, dueAt: 8_000, lastStatus: 'http_5xx' });
+      expect(await outbox.claim('w3', 7_000, 1_000, 10)).toEqual([]);
+      expect((await outbox.claim('w3', 8_000, 1_000, 10)).map((r) => r.seq)).toEqual([s1]);
+      expect(await outbox.getSubscription('sub_a')).toBeDefined();
+      await outbox.settle(s1, 'w3', { done: false, dueAt: 9_000, lastStatus: 'http_5xx' });
+      expect((await outbox.claim('w3', 9_000, 1_000, 10)).map((r) => r.seq)).toEqual([s1]);
+      await outbox.settle(s1, 'w3', { done: true, lastStatus: 'http_5xx' });
+
+      // Now terminated is due, and claiming it removes the subscription with its settled rows.
+      const last = await outbox.claim('w4', 9_500, 1_000, 10);
+      expect(last.map((r) => [r.seq, r.kind, r.webhookId])).toEqual([[end, 'terminated', 'msg_terminated_sub_a']]);
+      expect(last[0]?.target).toEqual({ url: 'https://hooks.example.com/in', secrets: ['whsec_x'] });
+      expect(await outbox.getSubscription('sub_a')).toBeUndefined();
+      expect(await outbox.subscriptionsNamed('io.github.mcp-tasks.task-status', 't-1')).toHaveLength(1);
+      expect((await outbox.rowsOf('sub_a')).map((r) => r.seq)).toEqual([end]);
+      // Its holder died: another claims it after the lease, with the same webhook-id.
+      const again = await outbox.claim('w5', 10_600, 1_000, 10);
+      expect(again.map((r) => [r.seq, r.webhookId, r.attempts])).toEqual([[end, 'msg_terminated_sub_a', 2]]);
+      expect(await outbox.settle(end as number, 'w5', { done: true, lastStatus: '200' })).toBe(true);
+      // The same key subscribed again is a new subscription, not ending.
+      expect(await outbox.saveSubscription(record('sub_a'), undefined, 10)).toBe('created');
+      expect((await outbox.getSubscription('sub_a'))?.ending).toBeNull();
+    });
+
+    it('ends a subscription with nothing queued at once; one removed while ending leaves terminated due', async () => {
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      const end = await outbox.endSubscription(terminated('sub_a', 100));
+      expect((await outbox.claim('w1', 1_000, 1_000, 10)).map((r) => r.seq)).toEqual([end]);
+      expect(await outbox.getSubscription('sub_a')).toBeUndefined();
+      await outbox.settle(end as number, 'w1', { done: true, lastStatus: '200' });
+
+      // Ending behind a row whose retry is far off, then unsubscribed (or expired): its rows go, terminated is due.
+      await outbox.saveSubscription(record('sub_b'), undefined, 10);
+      const held = (await outbox.enqueue(entry('sub_b', 0, { dueAt: 100 }), 10)) as number;
+      expect((await outbox.claim('w1', 1_000, 1_000, 10)).map((r) => r.seq)).toEqual([held]);
+      await outbox.settle(held, 'w1', { done: false, dueAt: 600_000, lastStatus: 'timeout' });
+      const endB = (await outbox.endSubscription(terminated('sub_b', 2_000))) as number;
+      expect(await outbox.claim('w2', 3_000, 1_000, 10)).toEqual([]);
+      expect(await outbox.deleteSubscription('sub_b')).toBe(true);
+      expect((await outbox.rowsOf('sub_b')).map((r) => r.seq)).toEqual([endB]);
+      expect((await outbox.claim('w2', 3_000, 1_000, 10)).map((r) => r.seq)).toEqual([endB]);
+    });
+
+    // spec TS8 across processes: the ending is in the store, so it outlives the process that saw the task end.
+    it('keeps a subscription ending across a restart of the store (file and server stores)', async () => {
+      if (!harness.sibling) return;
+      const outbox = outboxOf(store);
+      await outbox.saveSubscription(record('sub_a'), undefined, 10);
+      const s0 = (await outbox.enqueue(entry('sub_a', 0), 10)) as number;
+      const end = (await outbox.endSubscription(terminated('sub_a', 100))) as number;
+      await store.close();
+      opened.splice(opened.indexOf(store), 1);
+      const reopened = await harness.sibling(store);
+      opened.push(reopened);
+      const after = outboxOf(reopened);
+      expect((await after.getSubscription('sub_a'))?.ending).toBe(end);
+      expect(await after.enqueue(entry('sub_a', 1), 10)).toBeUndefined();
+      expect((await after.claim('w1', 1_000, 1_000, 10)).map((r) => r.seq)).toEqual([s0]);
+      await after.settle(s0, 'w1', { done: true, lastStatus: '200' });
+      expect((await after.claim('w1', 1_000, 1_000, 10)).map((r) => r.seq)).toEqual([end]);
+      expect(await after.getSubscription('sub_a')).toBeUndefined();
+    });
+
     it('lists subscriptions whose grant ended', async () => {
       const outbox = outboxOf(store);
       await outbox.saveSubscription(record('sub_a', 'alice', { expiresAt: 500 }), undefined, 10);

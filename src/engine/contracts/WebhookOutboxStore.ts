@@ -48,6 +48,11 @@ export interface StoredWebhookSubscription {
   status: WebhookSubscriptionStatus;
   /** The highest settled position with nothing unsettled before it (spec V86); only moves forward. */
   watermark: { seq: number; cursor: string | null } | null;
+  /**
+   * Once the subscription was ended (`endSubscription`): the `seq` of its `terminated` row. It takes no new rows then,
+   * delivers those it holds, and is removed as that row is claimed.
+   */
+  ending: number | null;
 }
 
 /** One delivery to make: an event or a control envelope. */
@@ -107,7 +112,16 @@ export interface WebhookOutboxStore {
   /** Removes the subscription and its rows (but `terminated` ones); false when there was none. */
   deleteSubscription(id: string): Promise<boolean>;
   /**
-   * Adds a row; `undefined` when the subscription has `maxQueued` event rows not yet done. Envelopes are not bounded:
+   * Ends the subscription without dropping what it holds (EVENTS-SPEC TS8, TS9): adds its `terminated` row (`entry`,
+   * with its `target`) and marks it ending with that row's `seq`, in one write. From then on it takes no `event` or
+   * `gap` row; its queued rows are delivered or given up as usual; the `terminated` row is claimed only once every row
+   * before it is done, and that claim removes the subscription with its remaining rows. Replies the row's `seq` (the
+   * first one when it was ending already), `undefined` when there is no such subscription.
+   */
+  endSubscription(entry: OutboxEntry): Promise<number | undefined>;
+  /**
+   * Adds a row; `undefined` when the subscription has `maxQueued` event rows not yet done, or (an `event` or `gap`
+   * row) when it is ending. Envelopes are not bounded:
    * a `gap` row replaces the cursor of the subscription's unclaimed gap row when there is one (one gap waits per
    * subscription), and a `terminated` row comes once, as the subscription ends.
    */
@@ -115,7 +129,8 @@ export interface WebhookOutboxStore {
   /**
    * Claims up to `limit` rows due at `now` (not done, unclaimed or with a lapsed lease), earliest due first (then by `seq`), for
    * `leaseMs`: each claimed row's `dueAt` becomes its lease end and its `attempts` one more (an attempt cut short by a
-   * crash counts, so a row that kills its deliverer is not retried forever).
+   * crash counts, so a row that kills its deliverer is not retried forever). A `terminated` row is due only once every
+   * row before it in its subscription is done; claiming an ending subscription's one removes the subscription.
    */
   claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]>;
   /** Settles a claimed row; false (nothing written) when `token` no longer holds it. */

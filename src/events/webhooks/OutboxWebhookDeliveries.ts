@@ -198,21 +198,20 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
           );
     let ended = 0;
     for (const sub of subs) {
-      // spec V110: a signed `terminated` envelope, queued before the subscription goes (it outlives it).
+      if (sub.ending !== null) continue;
+      // spec V110, TS8, TS9: a signed `terminated` envelope, sent by the outbox after every delivery queued before it
+      // (delivered or given up); the subscription takes nothing new and is removed as the envelope goes out.
       const secrets = sub.record.secrets.filter((s) => s.until === undefined || s.until > now).map((s) => s.secret);
-      await this.store.enqueue(
-        {
-          subscriptionId: sub.record.id,
-          webhookId: envelopeId('terminated'),
-          kind: 'terminated',
-          body: JSON.stringify({ type: 'terminated', error }),
-          cursor: null,
-          dueAt: now,
-          target: { url: sub.record.url, secrets },
-        },
-        this.limits.queuedPerSubscription,
-      );
-      if (await this.store.deleteSubscription(sub.record.id)) ended++;
+      const seq = await this.store.endSubscription({
+        subscriptionId: sub.record.id,
+        webhookId: envelopeId('terminated'),
+        kind: 'terminated',
+        body: JSON.stringify({ type: 'terminated', error }),
+        cursor: null,
+        dueAt: now,
+        target: { url: sub.record.url, secrets },
+      });
+      if (seq !== undefined) ended++;
     }
     if (subs.length > 0) this.sender.wake();
     return ended;
@@ -253,10 +252,10 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     return this.sender.stop();
   }
 
-  /** The subscription unless it is missing or its grant ended. */
+  /** The subscription unless it is missing, its grant ended, or it was ended (it only drains then). */
   private async live(id: string, now: number): Promise<StoredWebhookSubscription | undefined> {
     const sub = await this.store.getSubscription(id);
-    if (!sub || (sub.record.expiresAt !== null && sub.record.expiresAt < now)) return undefined;
+    if (!sub || sub.ending !== null || (sub.record.expiresAt !== null && sub.record.expiresAt < now)) return undefined;
     return sub;
   }
 
@@ -265,7 +264,7 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     if (event.owner !== null && event.owner !== sub.record.owner) return false;
     if (sub.record.scope !== null && sub.record.scope !== (event.scope ?? null)) return false;
     if (sub.record.expiresAt !== null && sub.record.expiresAt < now) return false;
-    return sub.status.active;
+    return sub.status.active && sub.ending === null;
   }
 
   /** Queues the event, or a gap in its place when the queue is full or the body too large. */

@@ -39,6 +39,7 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
       record: copy(record),
       status: copy(status ?? initialWebhookStatus(record.createdAt)),
       watermark: null,
+      ending: null,
     });
     return 'created';
   }
@@ -78,7 +79,16 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
     return true;
   }
 
+  async endSubscription(entry: OutboxEntry): Promise<number | undefined> {
+    const sub = this.subscriptions.get(entry.subscriptionId);
+    if (!sub) return undefined;
+    sub.ending ??= this.add({ ...entry, kind: 'terminated' });
+    return sub.ending;
+  }
+
   async enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined> {
+    if (entry.kind !== 'terminated' && (this.subscriptions.get(entry.subscriptionId)?.ending ?? null) !== null)
+      return undefined;
     let waiting = 0;
     for (const row of this.rows.values()) {
       if (row.subscriptionId !== entry.subscriptionId || row.done) continue;
@@ -89,13 +99,11 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
       if (row.kind === 'event') waiting++;
     }
     if (entry.kind === 'event' && waiting >= maxQueued) return undefined;
-    const seq = this.nextSeq++;
-    this.rows.set(seq, { ...copy(entry), seq, attempts: 0, lastStatus: null, token: null, done: false });
-    return seq;
+    return this.add(entry);
   }
 
   async claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
-    const due = [...this.rows.values()].filter((row) => !row.done && row.dueAt <= now);
+    const due = [...this.rows.values()].filter((row) => !row.done && row.dueAt <= now && !this.blocked(row));
     due.sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq);
     const claimed: OutboxRow[] = [];
     for (const row of due.slice(0, limit)) {
@@ -103,6 +111,9 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
       row.dueAt = now + leaseMs;
       row.attempts++;
       claimed.push(copy(row));
+      // spec TS8: everything before it is done: the ending subscription goes, its `terminated` row stays to be sent.
+      if (row.kind === 'terminated' && this.subscriptions.get(row.subscriptionId)?.ending === row.seq)
+        await this.deleteSubscription(row.subscriptionId);
     }
     return claimed;
   }
@@ -123,6 +134,22 @@ export class MemoryWebhookOutbox implements WebhookOutboxStore {
 
   async deleteRows(seqs: readonly number[]): Promise<void> {
     for (const seq of seqs) this.rows.delete(seq);
+  }
+
+  /** A `terminated` row waits while a row before it in its subscription is not done. */
+  private blocked(row: OutboxRow): boolean {
+    if (row.kind !== 'terminated') return false;
+    for (const other of this.rows.values()) {
+      if (other.seq >= row.seq) break;
+      if (other.subscriptionId === row.subscriptionId && !other.done) return true;
+    }
+    return false;
+  }
+
+  private add(entry: OutboxEntry): number {
+    const seq = this.nextSeq++;
+    this.rows.set(seq, { ...copy(entry), seq, attempts: 0, lastStatus: null, token: null, done: false });
+    return seq;
   }
 
   async expired(now: number, limit: number): Promise<string[]> {

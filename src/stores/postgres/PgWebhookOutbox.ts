@@ -20,6 +20,7 @@ interface SubRow {
   status: WebhookSubscriptionStatus;
   watermark_seq: string | null;
   watermark_cursor: string | null;
+  ending_seq: string | null;
 }
 
 interface Row {
@@ -41,6 +42,7 @@ const subscriptionOf = (row: SubRow): StoredWebhookSubscription => ({
   record: row.record,
   status: row.status,
   watermark: row.watermark_seq === null ? null : { seq: Number(row.watermark_seq), cursor: row.watermark_cursor },
+  ending: row.ending_seq === null ? null : Number(row.ending_seq),
 });
 
 const outboxRowOf = (row: Row): OutboxRow => ({
@@ -93,8 +95,10 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
          record JSONB NOT NULL,
          status JSONB NOT NULL,
          watermark_seq BIGINT,
-         watermark_cursor TEXT
+         watermark_cursor TEXT,
+         ending_seq BIGINT
        );
+       ALTER TABLE ${this.subs} ADD COLUMN IF NOT EXISTS ending_seq BIGINT;
        CREATE INDEX IF NOT EXISTS ${index('subscriptions_owner')} ON ${this.subs} (owner);
        CREATE INDEX IF NOT EXISTS ${index('subscriptions_name')} ON ${this.subs} (name, scope);
        CREATE INDEX IF NOT EXISTS ${index('subscriptions_expiry')} ON ${this.subs} (expires_at)
@@ -192,8 +196,29 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
     return rows[0]?.deleted === true;
   }
 
+  async endSubscription(entry: OutboxEntry): Promise<number | undefined> {
+    return this.transaction(`sub:${entry.subscriptionId}`, async (client) => {
+      const { rows } = await client.query<{ ending_seq: string | null }>(
+        `SELECT ending_seq FROM ${this.subs} WHERE id = $1 FOR UPDATE`,
+        [entry.subscriptionId],
+      );
+      const sub = rows[0];
+      if (!sub) return undefined;
+      if (sub.ending_seq !== null) return Number(sub.ending_seq);
+      const seq = await this.insert(client, { ...entry, kind: 'terminated' });
+      await client.query(`UPDATE ${this.subs} SET ending_seq = $2 WHERE id = $1`, [entry.subscriptionId, seq]);
+      return seq;
+    });
+  }
+
   async enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined> {
     return this.transaction(`sub:${entry.subscriptionId}`, async (client) => {
+      if (entry.kind !== 'terminated') {
+        const { rows } = await client.query(`SELECT 1 FROM ${this.subs} WHERE id = $1 AND ending_seq IS NOT NULL`, [
+          entry.subscriptionId,
+        ]);
+        if (rows.length > 0) return undefined;
+      }
       if (entry.kind === 'gap') {
         const { rows } = await client.query<{ seq: string }>(
           `UPDATE ${this.outbox} SET cursor = $2 WHERE seq = (
@@ -210,31 +235,31 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
         );
         if (Number(rows[0]?.n ?? 0) >= maxQueued) return undefined;
       }
-      const { rows } = await client.query<{ seq: string }>(
-        `INSERT INTO ${this.outbox} (subscription_id, webhook_id, kind, body, cursor, due_at, target)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING seq`,
-        [
-          entry.subscriptionId,
-          entry.webhookId,
-          entry.kind,
-          entry.body,
-          entry.cursor,
-          entry.dueAt,
-          entry.target === undefined ? null : JSON.stringify(entry.target),
-        ],
-      );
-      return Number(rows[0]?.seq);
+      return this.insert(client, entry);
     });
   }
 
   async claim(token: string, now: number, leaseMs: number, limit: number): Promise<OutboxRow[]> {
     if (limit <= 0) return [];
+    // A `terminated` row waits for every row before it in its subscription; claiming it removes the ending
+    // subscription with its remaining (done) rows, in the same statement (spec TS8, TS9).
     const { rows } = await this.pool.query<Row>(
-      `UPDATE ${this.outbox} o SET token = $1, due_at = $3, attempts = o.attempts + 1
-       FROM (SELECT seq FROM ${this.outbox} WHERE NOT done AND due_at <= $2 ORDER BY due_at, seq LIMIT $4
-             FOR UPDATE SKIP LOCKED) due
-       WHERE o.seq = due.seq
-       RETURNING o.*`,
+      `WITH claimed AS (
+         UPDATE ${this.outbox} o SET token = $1, due_at = $3, attempts = o.attempts + 1
+         FROM (SELECT seq FROM ${this.outbox} w
+               WHERE NOT done AND due_at <= $2 AND (kind <> 'terminated' OR NOT EXISTS (
+                 SELECT 1 FROM ${this.outbox} b WHERE b.subscription_id = w.subscription_id AND b.seq < w.seq AND NOT b.done))
+               ORDER BY due_at, seq LIMIT $4
+               FOR UPDATE SKIP LOCKED) due
+         WHERE o.seq = due.seq
+         RETURNING o.*),
+       ended AS (
+         DELETE FROM ${this.subs} s USING claimed c
+         WHERE c.kind = 'terminated' AND s.id = c.subscription_id AND s.ending_seq = c.seq
+         RETURNING s.id),
+       dropped AS (
+         DELETE FROM ${this.outbox} r USING ended e WHERE r.subscription_id = e.id AND r.kind <> 'terminated')
+       SELECT * FROM claimed`,
       [token, now, now + leaseMs, limit],
     );
     return rows.map(outboxRowOf).sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq);
@@ -277,7 +302,24 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
   }
 
   private selectSubs(): string {
-    return `SELECT record, status, watermark_seq, watermark_cursor FROM ${this.subs}`;
+    return `SELECT record, status, watermark_seq, watermark_cursor, ending_seq FROM ${this.subs}`;
+  }
+
+  private async insert(client: pg.PoolClient, entry: OutboxEntry): Promise<number> {
+    const { rows } = await client.query<{ seq: string }>(
+      `INSERT INTO ${this.outbox} (subscription_id, webhook_id, kind, body, cursor, due_at, target)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb) RETURNING seq`,
+      [
+        entry.subscriptionId,
+        entry.webhookId,
+        entry.kind,
+        entry.body,
+        entry.cursor,
+        entry.dueAt,
+        entry.target === undefined ? null : JSON.stringify(entry.target),
+      ],
+    );
+    return Number(rows[0]?.seq);
   }
 
   /** Runs `work` in a transaction holding an advisory lock on `key` (within this store's schema). */

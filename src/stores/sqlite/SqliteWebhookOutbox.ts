@@ -24,7 +24,8 @@ const SCHEMA = `
     record TEXT NOT NULL,
     status TEXT NOT NULL,
     watermark_seq INTEGER,
-    watermark_cursor TEXT
+    watermark_cursor TEXT,
+    ending_seq INTEGER
   );
   CREATE INDEX IF NOT EXISTS mcp_tasks_webhook_subscriptions_owner ON mcp_tasks_webhook_subscriptions (owner);
   CREATE INDEX IF NOT EXISTS mcp_tasks_webhook_subscriptions_name ON mcp_tasks_webhook_subscriptions (name, scope);
@@ -53,6 +54,7 @@ interface SubRow {
   status: string;
   watermark_seq: number | null;
   watermark_cursor: string | null;
+  ending_seq: number | null;
 }
 
 interface Row {
@@ -74,6 +76,7 @@ const subscriptionOf = (row: SubRow): StoredWebhookSubscription => ({
   record: JSON.parse(row.record) as WebhookSubscriptionRecord,
   status: JSON.parse(row.status) as WebhookSubscriptionStatus,
   watermark: row.watermark_seq === null ? null : { seq: row.watermark_seq, cursor: row.watermark_cursor },
+  ending: row.ending_seq,
 });
 
 const outboxRowOf = (row: Row): OutboxRow => ({
@@ -162,9 +165,22 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     });
   }
 
+  async endSubscription(entry: OutboxEntry): Promise<number | undefined> {
+    const s = this.stmts();
+    return this.commits.run(() => {
+      const ending = s.ending.get(entry.subscriptionId) as { ending_seq: number | null } | undefined;
+      if (!ending) return undefined;
+      if (ending.ending_seq !== null) return ending.ending_seq;
+      const seq = this.insert({ ...entry, kind: 'terminated' });
+      s.setEnding.run(seq, entry.subscriptionId);
+      return seq;
+    });
+  }
+
   async enqueue(entry: OutboxEntry, maxQueued: number): Promise<number | undefined> {
     const s = this.stmts();
     return this.commits.run(() => {
+      if (entry.kind !== 'terminated' && s.isEnding.get(entry.subscriptionId) !== undefined) return undefined;
       if (entry.kind === 'gap') {
         const waiting = s.waitingGap.get(entry.subscriptionId) as number | undefined;
         if (waiting !== undefined) {
@@ -173,17 +189,7 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
         }
       } else if (entry.kind === 'event' && (s.countWaiting.get(entry.subscriptionId) as number) >= maxQueued)
         return undefined;
-      const target = entry.target === undefined ? null : JSON.stringify(entry.target);
-      const { lastInsertRowid } = s.enqueue.run(
-        entry.subscriptionId,
-        entry.webhookId,
-        entry.kind,
-        entry.body,
-        entry.cursor,
-        entry.dueAt,
-        target,
-      );
-      return Number(lastInsertRowid);
+      return this.insert(entry);
     });
   }
 
@@ -193,7 +199,12 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     return this.commits.run(() => {
       const seqs = s.due.all(now, limit) as number[];
       for (const seq of seqs) s.take.run(token, now + leaseMs, seq);
-      return seqs.map((seq) => outboxRowOf(s.row.get(seq) as Row));
+      const rows = seqs.map((seq) => outboxRowOf(s.row.get(seq) as Row));
+      // spec TS8: everything before it is done: the ending subscription goes, its `terminated` row stays to be sent.
+      for (const row of rows)
+        if (row.kind === 'terminated' && s.deleteEnded.run(row.subscriptionId, row.seq).changes === 1)
+          s.deleteSubRows.run(row.subscriptionId);
+      return rows;
     });
   }
 
@@ -223,6 +234,21 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
     return this.stmts().expired.all(now, limit) as string[];
   }
 
+  /** Inserts a row (inside a commit). */
+  private insert(entry: OutboxEntry): number {
+    const target = entry.target === undefined ? null : JSON.stringify(entry.target);
+    const { lastInsertRowid } = this.stmts().enqueue.run(
+      entry.subscriptionId,
+      entry.webhookId,
+      entry.kind,
+      entry.body,
+      entry.cursor,
+      entry.dueAt,
+      target,
+    );
+    return Number(lastInsertRowid);
+  }
+
   private stmts(): ReturnType<typeof prepare> {
     return this.tables.get();
   }
@@ -231,7 +257,10 @@ export class SqliteWebhookOutbox implements WebhookOutboxStore {
 function prepare(db: Database.Database) {
   const subs = 'mcp_tasks_webhook_subscriptions';
   const outbox = 'mcp_tasks_webhook_outbox';
-  const subColumns = 'record, status, watermark_seq, watermark_cursor';
+  const subColumns = 'record, status, watermark_seq, watermark_cursor, ending_seq';
+  // A file made before subscriptions could be ending gains the column.
+  const columns = db.prepare(`SELECT name FROM pragma_table_info('${subs}')`).pluck().all() as string[];
+  if (!columns.includes('ending_seq')) db.exec(`ALTER TABLE ${subs} ADD COLUMN ending_seq INTEGER`);
   return {
     exists: db.prepare(`SELECT 1 FROM ${subs} WHERE id = ?`).pluck(),
     countOwner: db.prepare(`SELECT count(*) FROM ${subs} WHERE owner = ?`).pluck(),
@@ -253,6 +282,10 @@ function prepare(db: Database.Database) {
        UNION ALL SELECT ${subColumns} FROM ${subs} WHERE name = ? AND scope = ?`,
     ),
     deleteSub: db.prepare(`DELETE FROM ${subs} WHERE id = ?`),
+    ending: db.prepare(`SELECT ending_seq FROM ${subs} WHERE id = ?`),
+    isEnding: db.prepare(`SELECT 1 FROM ${subs} WHERE id = ? AND ending_seq IS NOT NULL`).pluck(),
+    setEnding: db.prepare(`UPDATE ${subs} SET ending_seq = ? WHERE id = ?`),
+    deleteEnded: db.prepare(`DELETE FROM ${subs} WHERE id = ? AND ending_seq = ?`),
     deleteSubRows: db.prepare(`DELETE FROM ${outbox} WHERE subscription_id = ? AND kind <> 'terminated'`),
     waitingGap: db
       .prepare(
@@ -266,7 +299,14 @@ function prepare(db: Database.Database) {
     enqueue: db.prepare(
       `INSERT INTO ${outbox} (subscription_id, webhook_id, kind, body, cursor, due_at, target) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
-    due: db.prepare(`SELECT seq FROM ${outbox} WHERE done = 0 AND due_at <= ? ORDER BY due_at, seq LIMIT ?`).pluck(),
+    // A `terminated` row waits for every row before it in its subscription (spec TS8, TS9).
+    due: db
+      .prepare(
+        `SELECT seq FROM ${outbox} o WHERE done = 0 AND due_at <= ? AND (kind <> 'terminated' OR NOT EXISTS (
+           SELECT 1 FROM ${outbox} b WHERE b.subscription_id = o.subscription_id AND b.seq < o.seq AND b.done = 0))
+         ORDER BY due_at, seq LIMIT ?`,
+      )
+      .pluck(),
     take: db.prepare(`UPDATE ${outbox} SET token = ?, due_at = ?, attempts = attempts + 1 WHERE seq = ?`),
     row: db.prepare(`SELECT * FROM ${outbox} WHERE seq = ?`),
     settleDone: db.prepare(
