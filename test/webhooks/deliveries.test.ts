@@ -128,7 +128,7 @@ describe('webhook subscriptions', () => {
     expect(unreachable.data).toEqual({ reason: 'connection_refused' });
   });
 
-  // spec V66, V68, V69
+  // spec V66, V67, V68, V69, V116
   it('derives the id from the key: a refresh is the same subscription, any other key another', async () => {
     const webhooks = deliveries();
     const first = await webhooks.subscribe(input({ arguments: { a: 1, b: 2 } }));
@@ -191,7 +191,7 @@ describe('webhook subscriptions', () => {
 });
 
 describe('webhook delivery', () => {
-  // spec V81–V84, V86
+  // spec V81–V84, V86, V95 (an event has no top-level `type`)
   it('POSTs each event signed as Standard Webhooks, with the subscription id and the cursor', async () => {
     const webhooks = deliveries();
     const secret = generateWebhookSecret();
@@ -299,6 +299,20 @@ describe('webhook delivery', () => {
     expect(gap?.json).toEqual({ type: 'gap', cursor: 'c4' });
     expect(gap?.headers['webhook-id']).toMatch(/^msg_gap_[0-9a-f]+$/);
     expect(verifyWebhook(gap!.headers, gap!.body, secret).payload).toEqual({ type: 'gap', cursor: 'c4' });
+  });
+
+  // spec V90: a body over the bound is not sent; a gap envelope stands in for it.
+  it('skips an event whose body is over the bound and queues a gap in its place', async () => {
+    const webhooks = deliveries({ maxBodyBytes: 512 });
+    await webhooks.subscribe(input());
+    webhooks.start();
+    await webhooks.publish(event(0, { occurrence: { ...event(0).occurrence, data: { text: 'x'.repeat(600) } } }));
+    await webhooks.publish(event(1));
+    await receiver.waitFor(2);
+    const got = receiver.deliveries().map((d) => d.json);
+    expect(got).toContainEqual({ type: 'gap', cursor: 'c1' });
+    expect(got.find((d) => d['type'] === undefined)).toMatchObject({ eventId: 't-1:1' });
+    expect(got.some((d) => d['eventId'] === 't-1:0')).toBe(false);
   });
 
   // spec V110, TS8

@@ -159,6 +159,7 @@ describe('callback URLs: which addresses may be reached (SSRF)', () => {
       expect(JSON.stringify(outcome)).not.toContain('busy');
     });
 
+    // spec V92: the wait is bounded; running out is the `timeout` category.
     it('gives up after the timeout', async () => {
       const started = Date.now();
       const outcome = await postWebhook(new URL(`${slow.origin}/hook`), {}, '{}', true, 200);
