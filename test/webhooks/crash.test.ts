@@ -22,6 +22,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { webhookReceiver, type WebhookReceiver } from './webhookReceiver.js';
 
 const deliverer = fileURLToPath(new URL('./fixtures/deliverer.mjs', import.meta.url));
+const ender = fileURLToPath(new URL('./fixtures/ender.mjs', import.meta.url));
 const built = existsSync(fileURLToPath(new URL('../../dist/src/events/webhooks/WebhookSender.js', import.meta.url)));
 const TYPE = 'io.github.mcp-tasks.task_status';
 
@@ -96,13 +97,19 @@ const event = (n: number): WebhookEvent => ({
 
 const children: ChildProcess[] = [];
 
-async function startDeliverer(args: string[], origin: string, leaseMs: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [deliverer, ...args, origin, String(leaseMs)], {
+async function startDeliverer(
+  args: string[],
+  origin: string,
+  leaseMs: number,
+  fixture = deliverer,
+  says = 'ready',
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [fixture, ...args, origin, String(leaseMs)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   children.push(child);
   const [chunk] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  expect(chunk.toString()).toContain('ready');
+  expect(chunk.toString()).toContain(says);
   return child;
 }
 
@@ -184,6 +191,36 @@ describe.skipIf(!built)('webhook delivery across processes (real child processes
       expect(ids.length).toBeGreaterThanOrEqual(count + 5);
       expect(killedAt).toBeGreaterThanOrEqual(8);
       await expect.poll(async () => (await publisher.list('alice'))[0]?.queued, { timeout: 10_000 }).toBe(0);
+    });
+
+    // spec TS8, TS9: the ending is in the store: a kill -9 of the process that saw the task end, in the middle of
+    // delivering, loses none of the deliveries queued before the end, and `terminated` still goes, after them.
+    it(`${backend.name}: a kill -9 of the process that ended the subscription drops nothing; terminated comes last`, async () => {
+      const { publisher, secret, args } = await subscribed(backend);
+      const { id } = (await publisher.list('alice'))[0]!;
+      // Its first attempts never get an answer; then the receiver fails once more before it recovers.
+      receiver.answers.push('hang', 'hang', 'hang', 503);
+      const first = await startDeliverer(args, receiver.origin, 1_500, ender, 'ended');
+      await receiver.waitFor(3);
+      await kill9(first);
+      await startDeliverer(args, receiver.origin, 1_500);
+      const terminatedOk = () =>
+        receiver.deliveries().filter((d) => d.json['type'] === 'terminated' && d.answer === 200).length;
+      await expect.poll(terminatedOk, { timeout: 30_000, interval: 100 }).toBe(1);
+      const all = receiver.deliveries();
+      const last = all.at(-1)!;
+      expect(verifyWebhook(last.headers, last.body, secret).payload).toEqual({
+        type: 'terminated',
+        error: { code: -32011, message: 'Task ended' },
+      });
+      const events = all.filter((d) => d.json['type'] === undefined);
+      expect([...new Set(events.filter((d) => d.answer === 200).map((d) => d.json['eventId']))].sort()).toEqual([
+        't-1:0',
+        't-1:1',
+        't-1:2',
+      ]);
+      expect(all.filter((d) => d.json['type'] === 'terminated')).toHaveLength(1);
+      expect(await store!.webhooks!.getSubscription(id)).toBeUndefined();
     });
 
     it(`${backend.name}: three instances deliver each event once`, async () => {
