@@ -75,11 +75,26 @@ export interface EngineHandle {
     attempt?: number,
     /** The run's last report of itself, written with the outcome. */
     reported?: ReportedStatus,
+    /** Timeline entries written with the outcome (the run's end: one write fewer than after it). */
+    entries?: TimelineEntry[],
   ): Promise<boolean>;
   fail(taskId: string, statusMessage: string, error?: JsonRpcErrorObject): Promise<boolean>;
-  /** `attempt`: the writing run; its writes are dropped once a later claim superseded it. */
-  setStatusMessage(taskId: string, statusMessage: string, attempt?: number): Promise<void>;
-  reportProgress(taskId: string, update: ProgressUpdate, attempt?: number): Promise<void>;
+  /**
+   * `attempt`: the writing run; its writes are dropped once a later claim superseded it. `known`: the run's latest
+   * copy of the task, the write is tried on it first. Resolves with the task as stored after the call (or nothing).
+   */
+  setStatusMessage(
+    taskId: string,
+    statusMessage: string,
+    attempt?: number,
+    known?: TaskRecord,
+  ): Promise<TaskRecord | void>;
+  reportProgress(
+    taskId: string,
+    update: ProgressUpdate,
+    attempt?: number,
+    known?: TaskRecord,
+  ): Promise<TaskRecord | void>;
   /** `attempt`: the asking run; refused with StaleLeaseError once a later claim superseded it (so is `suspend`). */
   requestInput(
     taskId: string,

@@ -9,6 +9,7 @@ import type { ReplaceAlong, TaskStore } from '../contracts/TaskStore.js';
 import { StoreReachability } from './StoreReachability.js';
 import { isExpired } from '../record/transitions.js';
 import type { TimelineRecorder } from './TimelineRecorder.js';
+import type { TimelineEntry } from '../record/TaskTimeline.js';
 
 /** The result of a compare-and-set update: the record now stored, and whether this call changed it. */
 export interface Update {
@@ -79,6 +80,8 @@ export class TaskAccess {
      * without a read. Only a write can rest on it; a refusal (`null` or a throw) is decided on a fresh read.
      */
     known?: TaskRecord,
+    /** Timeline entries of this write besides those its change implies (written with it where the store can). */
+    entries?: TimelineEntry[],
   ): Promise<Update> {
     for (let attempt = 0; ; attempt++) {
       const guess = attempt === 0 && known?.taskId === taskId ? known : undefined;
@@ -102,12 +105,12 @@ export class TaskAccess {
       };
       const announced: TaskChange = { version: next.version, status: next.status };
       // A store that can appends the timeline and publishes the change with the write itself.
-      const timeline = this.store.replacesAlong ? this.timelines.entriesFor(current, next) : undefined;
+      const timeline = this.store.replacesAlong ? this.timelines.entriesFor(current, next, entries) : undefined;
       const along: ReplaceAlong | undefined = this.store.replacesAlong
         ? { change: announced, previous: current, ...(timeline && { timeline }) }
         : undefined;
       if (await this.guard(() => this.store.replace(next, current.version, along))) {
-        if (!along) await this.timelines.record(current, next);
+        if (!along) await this.timelines.record(current, next, entries);
         if (!isTerminal(current.status) && isTerminal(next.status)) this.onSettled(next);
         if (current.status !== next.status) await this.onStatusChange?.(current, next);
         if (!along) await this.publish(taskId, announced);

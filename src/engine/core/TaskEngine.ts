@@ -345,21 +345,38 @@ export class TaskEngine implements EngineHandle {
     await this.update(taskId, (record) => transitions.annotate(record, meta));
   }
 
-  async setStatusMessage(taskId: string, statusMessage: string, attempt?: number): Promise<void> {
-    await this.update(taskId, (record) =>
-      transitions.superseded(record, attempt) ? null : transitions.setStatusMessage(record, statusMessage),
+  async setStatusMessage(
+    taskId: string,
+    statusMessage: string,
+    attempt?: number,
+    known?: TaskRecord,
+  ): Promise<TaskRecord> {
+    const update = await this.update(
+      taskId,
+      (record) =>
+        transitions.superseded(record, attempt) ? null : transitions.setStatusMessage(record, statusMessage),
+      known,
     );
+    return update.record;
   }
 
   /**
    * Stores the work's latest progress (and its message as the statusMessage) in one write; ignored once terminal, and,
    * with `attempt` (the reporting run), once a later claim superseded that run (so is `setStatusMessage`).
    */
-  async reportProgress(taskId: string, update: ProgressUpdate, attempt?: number): Promise<void> {
-    const { record, changed } = await this.update(taskId, (record) =>
-      transitions.superseded(record, attempt) ? null : transitions.reportProgress(record, update),
+  async reportProgress(
+    taskId: string,
+    update: ProgressUpdate,
+    attempt?: number,
+    known?: TaskRecord,
+  ): Promise<TaskRecord> {
+    const { record, changed } = await this.update(
+      taskId,
+      (record) => (transitions.superseded(record, attempt) ? null : transitions.reportProgress(record, update)),
+      known,
     );
     if (changed) this.events.recordProgress(record); // a progress event where the wire has no progress on tasks
+    return record;
   }
 
   /** Moves an `input_required` task back to `working` (e.g. a multi-round-trip tool re-invoked with its answers). */
@@ -380,6 +397,8 @@ export class TaskEngine implements EngineHandle {
     attempt?: number,
     /** The run's last report of itself, written with the outcome (see ReportedStatus). */
     reported?: ReportedStatus,
+    /** Timeline entries written with the outcome, in the same write where the store can (the run's end). */
+    entries?: TimelineEntry[],
   ): Promise<boolean> {
     const capped = capOutcome(this.limits, outcome);
     if (capped) {
@@ -396,6 +415,7 @@ export class TaskEngine implements EngineHandle {
         taskId,
         (record) => transitions.complete(record, final, this.clock.now(), statusMessage, attempt, reported),
         known,
+        entries,
       );
       if (changed) {
         this.logger.info({ taskId, owner: next.owner, status: next.status }, 'task finished');
@@ -527,8 +547,13 @@ export class TaskEngine implements EngineHandle {
 
   // ---- internals ------------------------------------------------------------------------------------------------
 
-  private update(taskId: string, change: (record: TaskRecord) => TaskRecord | null, known?: TaskRecord) {
-    return this.access.update(taskId, change, known);
+  private update(
+    taskId: string,
+    change: (record: TaskRecord) => TaskRecord | null,
+    known?: TaskRecord,
+    entries?: TimelineEntry[],
+  ) {
+    return this.access.update(taskId, change, known, entries);
   }
 
   /** Stores that `holder` let the task's span go; the record now stored (undefined once gone). */

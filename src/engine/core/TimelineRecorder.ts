@@ -18,16 +18,23 @@ export class TimelineRecorder {
     await this.store.browse?.init();
   }
 
-  /** What the write from `previous` to `next` adds to the task's timeline; undefined when nothing (or none kept). */
-  entriesFor(previous: TaskRecord | undefined, next: TaskRecord): TimelineAppend | undefined {
+  /**
+   * What the write from `previous` to `next` adds to the task's timeline, then `extra` (entries the writer adds to
+   * it); undefined when nothing (or none kept).
+   */
+  entriesFor(
+    previous: TaskRecord | undefined,
+    next: TaskRecord,
+    extra: TimelineEntry[] = [],
+  ): TimelineAppend | undefined {
     if (!this.store.timeline || this.maxEntries <= 0) return undefined;
-    const entries = timelineEntries(previous, next);
+    const entries = [...timelineEntries(previous, next), ...extra];
     return entries.length === 0 ? undefined : { entries, maxEntries: this.maxEntries };
   }
 
-  async record(previous: TaskRecord | undefined, next: TaskRecord): Promise<void> {
+  async record(previous: TaskRecord | undefined, next: TaskRecord, extra?: TimelineEntry[]): Promise<void> {
     const timeline = this.store.timeline;
-    const append = this.entriesFor(previous, next);
+    const append = this.entriesFor(previous, next, extra);
     if (!timeline || !append) return;
     try {
       await timeline.append(next.taskId, append.entries, append.maxEntries);

@@ -1,22 +1,16 @@
 import { silentLogger, type EngineLogger } from '../contracts/EngineHooks.js';
-import type { EngineHandle, TaskSuspension, TaskWork, TaskWorkContext } from '../contracts/Executor.js';
+import type { EngineHandle, TaskSuspension, TaskWork } from '../contracts/Executor.js';
 import { INTERNAL_ERROR_CODE, type ReportedStatus, type TaskOutcome, type TaskRecord } from '../record/TaskRecord.js';
 import { isTerminal } from '../record/TaskStatus.js';
 import type { TimelineEntry } from '../record/TaskTimeline.js';
 import { RunSpan } from '../tracing/taskTracing.js';
 import { watchTask, type TaskWatch } from '../core/TaskWatch.js';
 import { superseded } from '../record/transitions.js';
+import { RunStatusWrites } from './RunStatusWrites.js';
+import { runContext } from './runContext.js';
+import { TaskRunAbortedError } from './TaskRunAbortedError.js';
 
-/** The reason a run stopped without reporting an outcome. */
-export class TaskRunAbortedError extends Error {
-  constructor(
-    message: string,
-    readonly handedBack = false,
-  ) {
-    super(message);
-    this.name = 'TaskRunAbortedError';
-  }
-}
+export { TaskRunAbortedError } from './TaskRunAbortedError.js';
 
 /** How one run ended: its outcome was recorded (or it suspended itself), it was aborted, or handed back at shutdown. */
 export interface RunEnd {
@@ -51,6 +45,8 @@ interface Run {
   parked?: boolean;
   /** What the work started still runs after the work returned on its abort (TaskWorkContext.endsLater). */
   endsLater?: Promise<unknown>;
+  /** The run's end went on the timeline with its outcome. */
+  endRecorded?: boolean;
 }
 
 const TASK_GONE = 'the task no longer exists';
@@ -164,6 +160,7 @@ export class TaskRunner {
     const { taskId, attempts: attempt } = task;
     const { signal } = controller;
     const run: Run = { taskId, controller, attempt, returned: false, latest: task };
+    const writes = new RunStatusWrites(this.engine, run);
     const runs = this.running.get(taskId) ?? new Set<Run>();
     this.running.set(taskId, runs.add(run));
     // The store's events (cross-process where the store has them) wake this observer; the lease ticks re-read the
@@ -184,7 +181,7 @@ export class TaskRunner {
       let outcome: TaskOutcome | TaskSuspension;
       let statusMessage: string | undefined;
       try {
-        outcome = await this.work(this.context(task, signal, run));
+        outcome = await this.work(runContext(this.engine, task, signal, run, writes));
       } catch (error) {
         if (signal.aborted) return this.aborted(task, signal);
         const message = error instanceof Error ? error.message : String(error);
@@ -193,6 +190,8 @@ export class TaskRunner {
       }
       if (signal.aborted) return this.aborted(task, signal);
       run.returned = true;
+      // The run's own reports land before its outcome (or its parking) is written, never racing it.
+      await writes.settle(outcome.kind === 'suspended');
       if (outcome.kind === 'suspended') {
         run.parked = true;
         // Parked without a runner, for input or a durable timer: an answer or the timer hands it to the executor again.
@@ -205,9 +204,13 @@ export class TaskRunner {
       const final = outcome;
       // Conditional on the run's attempt: an event telling of a later claim may not have arrived yet.
       let recorded = false;
+      // The run's end goes in the outcome's write (one write fewer), unless what the work started still runs.
+      const ends = run.endsLater || !this.engine.runEnded ? undefined : [runEnd(attempt)];
       await this.settle(taskId, signal, async () => {
-        recorded = await this.engine.complete(taskId, final, statusMessage, run.latest, run.attempt, run.reported);
+        const { latest, reported } = run;
+        recorded = await this.engine.complete(taskId, final, statusMessage, latest, attempt, reported, ends);
       });
+      run.endRecorded = recorded && ends !== undefined;
       if (recorded) this.logger.info({ taskId, attempt, runner: this.runnerId }, 'task run finished');
       // Fencing: the task ended meanwhile (cancelled, or recovered after this run's lease lapsed) or a later attempt
       // holds it; the outcome this run holds is dropped, and the log says so rather than that it finished.
@@ -218,6 +221,7 @@ export class TaskRunner {
         );
       return { outcome: 'finished' };
     } finally {
+      void writes.settle();
       if (run.endsLater) void run.endsLater.then(stopping.ended, stopping.ended);
       else stopping.ended();
       stopObserving();
@@ -252,8 +256,9 @@ export class TaskRunner {
       ended: () => {
         signal.removeEventListener('abort', onAbort);
         clearTimeout(overdue);
-        const at = Date.now();
-        const entry: TimelineEntry = { at, kind: 'run_ended', ran: 'finished', attempt: run.attempt };
+        if (run.endRecorded) return;
+        const entry = runEnd(run.attempt);
+        const at = entry.at;
         if (abortedAt !== undefined) {
           const handedBack = signal.reason instanceof TaskRunAbortedError && signal.reason.handedBack;
           entry.ran = handedBack ? 'handed-back' : 'aborted';
@@ -276,42 +281,6 @@ export class TaskRunner {
       this.logger.warn({ taskId: run.taskId, runner: this.runnerId }, 'task handed back at shutdown');
       run.controller.abort(new TaskRunAbortedError(reason, true));
     }
-  }
-
-  private context(task: TaskRecord, signal: AbortSignal, run: Run): TaskWorkContext {
-    const { engine } = this;
-    const { taskId } = task;
-    // Every report is remembered as the run's latest: its own write may land after the outcome's, and be refused.
-    const settleStatus = (reported: ReportedStatus) => {
-      // A report without a message keeps the last message (as the throttle does): the message stays current.
-      run.reported = { ...run.reported, ...reported };
-    };
-    return {
-      task,
-      signal,
-      setStatusMessage: (message) => {
-        settleStatus({ message });
-        return engine.setStatusMessage(taskId, message, task.attempts);
-      },
-      // Stored wherever the work runs: tasks/get carries it on every generation (and a relay reads it, spec R55).
-      reportProgress: (update) => {
-        settleStatus({ progress: update, ...(update.message !== undefined && { message: update.message }) });
-        return engine.reportProgress(taskId, update, task.attempts);
-      },
-      settleStatus,
-      endsLater: (ended) => {
-        run.endsLater = ended;
-      },
-      requestInput: async (request) => {
-        const [key] = await engine.requestInput(taskId, [request], task.attempts);
-        try {
-          return await engine.awaitInputAnswer(taskId, key as string, signal);
-        } finally {
-          if (signal.aborted) await engine.withdrawInput(taskId, key as string).catch(() => {});
-        }
-      },
-      suspend: (requests, meta) => engine.suspend(taskId, requests, meta, task.attempts),
-    };
   }
 
   private aborted(task: TaskRecord, signal: AbortSignal): RunEnd {
@@ -384,6 +353,11 @@ export class TaskRunner {
   private *runs(): Generator<Run> {
     for (const runs of this.running.values()) yield* runs;
   }
+}
+
+/** A run's end on its timeline, as `finished` (the default). */
+function runEnd(attempt: number): TimelineEntry {
+  return { at: Date.now(), kind: 'run_ended', ran: 'finished', attempt };
 }
 
 /** Waits `ms`, or less once `signal` aborts (so a shutdown never waits out a back-off). */
