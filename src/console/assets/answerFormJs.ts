@@ -3,7 +3,7 @@
  * checkbox and choice fields, required ones marked); for sampling, the messages and a text box. The server checks the
  * answer again against the question (operatorAnswer.ts). Joined after appJs.ts.
  */
-export const ANSWER_FORM_JS = `
+export const ANSWER_FORM_JS: string = `
 // ---- answering a question ----------------------------------------------------------------------------------------
 
 // A form is kept while its question waits, so the live page's redraws keep what the operator typed.

@@ -1,5 +1,5 @@
 /** The console's styles: no external fonts or images; readable from a phone to a wide screen. */
-export const APP_CSS = `
+export const APP_CSS: string = `
 :root { --fg: #1d2330; --muted: #5c6577; --bg: #f7f8fa; --card: #fff; --line: #dde1e8; --accent: #2457c5;
   --working: #2457c5; --input_required: #a15c00; --completed: #1c7c3a; --failed: #b3261e; --cancelled: #6b6b6b; }
 @media (prefers-color-scheme: dark) {

@@ -6,7 +6,7 @@
  */
 import { TASK_GENERATIONS } from '../../protocol/index.js';
 
-export const APP_JS = `
+export const APP_JS: string = `
 const STATUSES = ['working', 'input_required', 'completed', 'failed', 'cancelled'];
 const GENERATIONS = ${JSON.stringify(TASK_GENERATIONS)};
 const main = document.getElementById('main');

@@ -3,7 +3,7 @@
  * breaks kept, never parsed as HTML), images as images (raster types from base64 only), anything else as indented
  * JSON that folds; copy buttons. Joined after appJs.ts.
  */
-export const CONTENT_VIEW_JS = `
+export const CONTENT_VIEW_JS: string = `
 // ---- content ----------------------------------------------------------------------------------------------------
 
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];

@@ -1,5 +1,5 @@
 /** The console's one page; app.js fills it in. */
-export const INDEX_HTML = `<!doctype html>
+export const INDEX_HTML: string = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

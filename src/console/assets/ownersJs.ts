@@ -2,7 +2,7 @@
  * The owners view of the console's script: each owner's running, waiting and recent tasks, stored bytes and refusals,
  * and the queue's depth over the last hour as a chart with a time axis. Joined after appJs.ts.
  */
-export const OWNERS_JS = `
+export const OWNERS_JS: string = `
 // ---- owners ------------------------------------------------------------------------------------------------------
 
 const REFUSAL_NAMES = { concurrent_tasks: 'running', stored_tasks: 'stored', stored_bytes: 'bytes', total_bytes: 'total bytes', rate: 'rate' };

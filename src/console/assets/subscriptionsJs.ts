@@ -2,7 +2,7 @@
  * The subscriptions view of the console's script: every live webhook subscription (owner, event type, URL, delivery
  * health). Values are written with textContent; URLs are text, never links. Joined after appJs.ts.
  */
-export const SUBSCRIPTIONS_JS = `
+export const SUBSCRIPTIONS_JS: string = `
 // ---- webhook subscriptions -------------------------------------------------------------------------------------
 
 function renderSubscriptions() {

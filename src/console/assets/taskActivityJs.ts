@@ -3,7 +3,7 @@
  * deliveries still in the outbox. Every value is written with textContent; a URL is shown as text, never as a link.
  * Joined after appJs.ts and taskPageJs.ts (it uses their helpers).
  */
-export const TASK_ACTIVITY_JS = `
+export const TASK_ACTIVITY_JS: string = `
 // ---- a task's events and deliveries ----------------------------------------------------------------------------
 
 function eventsSection(events) {

@@ -2,7 +2,7 @@
  * The task page of the console's script: details, questions with their answer forms, the result as a person reads
  * it, the timeline, and the admin's cancel and re-run. Joined after appJs.ts (it uses its helpers).
  */
-export const TASK_PAGE_JS = `
+export const TASK_PAGE_JS: string = `
 // ---- one task ------------------------------------------------------------------------------------------------
 
 function renderTask(taskId) {

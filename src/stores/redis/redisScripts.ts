@@ -136,7 +136,7 @@ end
  * given the task (-1: none); 'same' otherwise: a list that exists already has it (every script that changes a
  * task's TTL changes its list's too), a new list reads it.
  */
-export const TIMELINE_APPEND_FN = `
+export const TIMELINE_APPEND_FN: string = `
 local function append_timeline(lkey, tkey, max, from, ttl)
   local pushed = #ARGV - from + 1
   local n = redis.call('RPUSH', lkey, unpack(ARGV, from))
@@ -160,7 +160,7 @@ end
  * (TaskStore.insertsAlong). Returns {'ok'}, {'id'}, {'key', d, l} or {'limit', 'active'|'stored'|'stored_bytes'}: the
  * owner caps are checked in the same script as the write, so they hold across processes.
  */
-export const INSERT = `${APPLY}${STATUS}${TIMELINE_APPEND_FN}${ACCOUNT}
+export const INSERT: string = `${APPLY}${STATUS}${TIMELINE_APPEND_FN}${ACCOUNT}
 local tkey = KEYS[1]
 local prefix = ARGV[9]
 if redis.call('EXISTS', tkey) == 1 then return {'id'} end
@@ -222,7 +222,7 @@ end
 `;
 
 /** KEYS[1] task. ARGV: expectedVersion, d, version, expiresAt|'', active, lease|'', runnerKey|'', ttl, prefix, status. */
-export const REPLACE = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}
+export const REPLACE: string = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}
 return replace(KEYS[1])
 `;
 
@@ -230,7 +230,7 @@ return replace(KEYS[1])
  * REPLACE, then with the write its timeline entries and its event (TaskStore.replacesAlong). ARGV 1-10 as REPLACE,
  * then: events channel, event payload, timeline list|'', maxEntries, entries...
  */
-export const REPLACE_ALONG = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}${TIMELINE_APPEND_FN}
+export const REPLACE_ALONG: string = `${APPLY}${STATUS}${ACCOUNT}${REPLACE_FN}${TIMELINE_APPEND_FN}
 if replace(KEYS[1]) == 0 then return 0 end
 if ARGV[13] ~= '' then append_timeline(ARGV[13], KEYS[1], tonumber(ARGV[14]), 15, 'same') end
 redis.call('PUBLISH', ARGV[11], ARGV[12])
@@ -238,7 +238,7 @@ return 1
 `;
 
 /** KEYS[1] task. ARGV: prefix. Returns 1 when the task existed. */
-export const DELETE = `${DROP}
+export const DELETE: string = `${DROP}
 local h = redis.call('HMGET', KEYS[1], 'x', 'r')
 if not h[1] then return 0 end
 drop(ARGV[1], h[1], h[2])
@@ -249,7 +249,7 @@ return 1
  * KEYS[1] task. ARGV: prefix, fetchedAt. Marks a terminal task's outcome delivered (the first mark stays): its id goes
  * in the owner's fetched zset (`f:<owner>`) and the store's (`fetched`), scored by when.
  */
-export const MARK_FETCHED = `${ACCOUNT}
+export const MARK_FETCHED: string = `${ACCOUNT}
 local h = redis.call('HMGET', KEYS[1], 's', 'x', 'f')
 if not h[1] or h[3] or h[1] == 'working' or h[1] == 'input_required' then return 0 end
 local ix = cjson.decode(h[2])
@@ -263,7 +263,7 @@ return 1
  * KEYS[1] a fetched zset (an owner's or the store's). ARGV: prefix, limit. Drops up to `limit` of its tasks, the
  * earliest fetched first, and returns their ids; an entry whose record Redis already expired is left to the sweep.
  */
-export const EVICT_FETCHED = `${DROP}
+export const EVICT_FETCHED: string = `${DROP}
 local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)
 local out = {}
 for _, id in ipairs(ids) do
@@ -279,7 +279,7 @@ return out
 `;
 
 /** KEYS[1] idempotency key. ARGV: prefix. Returns {d, l} or nil. */
-export const GET_BY_KEY = `
+export const GET_BY_KEY: string = `
 local id = redis.call('GET', KEYS[1])
 if not id then return nil end
 local h = redis.call('HMGET', ARGV[1] .. 't:' .. id, 'd', 'l')
@@ -288,7 +288,7 @@ return h
 `;
 
 /** KEYS[1] expiry zset. ARGV: now, limit, prefix. Returns {d, l, ...} of the removed tasks still present. */
-export const SWEEP = `${DROP}
+export const SWEEP: string = `${DROP}
 local prefix = ARGV[3]
 local entries = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
 local out = {}
@@ -304,7 +304,7 @@ return out
 `;
 
 /** KEYS[1] leases zset. ARGV: now, limit, prefix. Returns {d, l, ...}; drops entries whose record is gone. */
-export const FIND_STALE = `
+export const FIND_STALE: string = `
 local prefix = ARGV[3]
 local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, ARGV[2])
 local out = {}
@@ -321,7 +321,7 @@ return out
 `;
 
 /** KEYS[1] runner set. ARGV: leaseUntil, prefix. Writes only the lease field and the leases zset. */
-export const RENEW = `
+export const RENEW: string = `
 local prefix = ARGV[2]
 for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local tkey = prefix .. 't:' .. id
@@ -340,7 +340,7 @@ return 0
  * stop bound ('-' or '[member'), limit, now, prefix, status|''. Returns {d, l, ...}: the next `limit` unexpired tasks
  * (of that status), newest first.
  */
-export const BROWSE = `
+export const BROWSE: string = `
 local limit = tonumber(ARGV[3])
 local now = tonumber(ARGV[4])
 local prefix = ARGV[5]
