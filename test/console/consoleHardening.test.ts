@@ -17,8 +17,12 @@ describe('console hardening (served by serveHttp)', () => {
   let tasks: McpTasks | undefined;
   let http: HttpServerHandle | undefined;
   const streams: AbortController[] = [];
+  // Open responses are held: fetch cancels the body of a response that is garbage-collected, which would free a
+  // stream's place behind the test's back.
+  const held: Response[] = [];
   afterEach(async () => {
     for (const stream of streams.splice(0)) stream.abort();
+    held.length = 0;
     await http?.close();
     await tasks?.close();
     http = undefined;
@@ -44,6 +48,7 @@ describe('console hardening (served by serveHttp)', () => {
     streams.push(controller);
     const response = await fetch(`${base}/api/stream`, { headers: as(token), signal: controller.signal });
     if (response.status !== 200) await response.text();
+    else held.push(response);
     return response.status;
   }
 

@@ -15,8 +15,36 @@ import type { EventsOptions } from '../../src/events/index.js';
 export const STAGE = 'com.example.stage';
 export const NOTE = 'com.example.note';
 
-/** Released by tests: a `staged` task emits its stages, then waits here before it finishes. */
-export const gates = new Map<string, () => void>();
+/**
+ * Released by tests: a `staged` task emits its stages, then waits at its gate before it finishes. A gate opened
+ * before its task arrives lets that task through when it does, so a test need not race the task to the gate.
+ */
+class Gates {
+  private readonly waiting = new Map<string, () => void>();
+  private readonly opened = new Set<string>();
+
+  /** Whether a task waits at this gate now. */
+  has(name: string): boolean {
+    return this.waiting.has(name);
+  }
+
+  /** The gate's opener: releases the task waiting there, or the next one to arrive. */
+  get(name: string): () => void {
+    return () => {
+      const release = this.waiting.get(name);
+      this.waiting.delete(name);
+      if (release) release();
+      else this.opened.add(name);
+    };
+  }
+
+  wait(name: string): Promise<void> {
+    if (this.opened.delete(name)) return Promise.resolve();
+    return new Promise<void>((resolve) => this.waiting.set(name, resolve));
+  }
+}
+
+export const gates = new Gates();
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -33,7 +61,7 @@ export function createEventsServer(): McpServer {
         await sleep(stageMs);
         await emitTaskEvent(ctx, STAGE, { index, of: stages });
       }
-      if (gate) await new Promise<void>((resolve) => gates.set(gate, resolve));
+      if (gate) await gates.wait(gate);
       return { content: [{ type: 'text', text: `${stages} stages` }] };
     },
   );

@@ -56,7 +56,9 @@ describe('OTLP over HTTP in the protobuf encoding (mcp-tasks serve)', () => {
     const taskId = (created.result?.['task'] as { taskId: string }).taskId;
     await peer.request('tasks/result', { taskId });
     const spans = () => receiver.spans.filter((span) => span.traceId === traceId);
-    await eventually(() => spans().some((span) => span.name === 'mcp.task index_directory'), 20_000).catch(
+    // Each span is exported when it ends, in whichever batch is open then: wait for all three.
+    const names = ['tools/call index_directory', 'mcp.task index_directory', 'mcp.task.run'];
+    await eventually(() => names.every((name) => spans().some((span) => span.name === name)), 20_000).catch(
       (error: unknown) => {
         throw new Error(`${String(error)}: ${JSON.stringify(receiver.spans)}; ${receiver.encodings}; ${output}`);
       },
