@@ -35,6 +35,7 @@ import { EmittedEventsFront } from './EmittedEventsFront.js';
 import { DEFAULT_SUBSCRIPTIONS_PER_TYPE, SubscriptionQuota } from './SubscriptionQuota.js';
 import { StreamControls } from './StreamControls.js';
 import { StreamCounts } from './StreamCounts.js';
+import { startWebhookSubscription } from './startWebhookSubscription.js';
 import { streamTaskEvents } from './streamTaskEvents.js';
 import { streamTaskLog, taskStreamEnd, type TaskStreamEnd } from './streamTaskLog.js';
 import { encodeTaskEventCursor } from './taskEventCursor.js';
@@ -354,21 +355,9 @@ export class EventsFront implements ServerDialect {
       );
     const subscribed = await (this.quota as SubscriptionQuota).within(key, subscribe); // spec V115
     if (owner !== undefined) this.onSubscribed?.(owner, subscribed.id);
-    if (subscribed.created && owner !== undefined) {
-      // The replay from the cursor goes to this subscription only.
-      const { events } = await subscription.next(engine.limits.eventsPerTask + 1);
-      if (events.length > 0)
-        await webhooks.publishTo(
-          owner,
-          subscribed.id,
-          events.map((event) => ({
-            occurrence: taskEventOccurrence(subscription.taskId, event),
-            owner,
-            scope: subscription.taskId,
-            cursor: encodeTaskEventCursor(subscription.taskId, event.seq + 1),
-          })),
-        );
-    }
+    // The replay from the cursor goes to this subscription only; a task that ended already ends it after.
+    if (subscribed.created && owner !== undefined)
+      await startWebhookSubscription(engine, webhooks, subscription, owner, subscribed.id);
     const { created: _created, ...result } = subscribed;
     return { result: { ...result, ...COMPLETE } };
   }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { Message, ModernPeer } from '../helpers/rawWire.js';
+import { eventually, HttpPeer, type Message, type ModernPeer } from '../helpers/rawWire.js';
 import { gates, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
 import { eventsPeer, method, openStream } from './eventsPeer.js';
 
@@ -114,6 +114,37 @@ describe('SEP-2694 tasks/stream from the task event log', () => {
     await expect
       .poll(async () => (await alice.request('tasks/get', { taskId })).result?.['status'], { timeout: 5000 })
       .toBe('completed');
+  });
+
+  it('TE6: a second tasks/stream of one task on one connection is -32602; another connection streams it alongside', async () => {
+    const session = new HttpPeer(server.http.url, as('alice'));
+    const other = new HttpPeer(server.http.url, as('alice'));
+    try {
+      for (const peer of [session, other]) await peer.initialize();
+      const created = await session.request('tools/call', {
+        name: 'staged',
+        arguments: { stages: 1, stageMs: 1, gate: 'te6' },
+        task: {},
+      });
+      const taskId = (created.result?.['task'] as { taskId: string }).taskId;
+      const streamed = (peer: HttpPeer) =>
+        peer.notifications.some((m) => m.method === EVENT && m.params?.['taskId'] === taskId);
+      const first = session.request('tasks/stream', { taskId });
+      await eventually(() => streamed(session));
+      const second = await session.request('tasks/stream', { taskId });
+      expect(second.error).toMatchObject({ code: -32602 });
+      // One stream per task per connection: the session next door may hold its own.
+      const alongside = other.request('tasks/stream', { taskId });
+      await eventually(() => streamed(other));
+      gates.get('te6')();
+      expect((await first).result).toBeDefined();
+      expect((await alongside).result).toBeDefined();
+      // Once the first stream ended, the connection may stream the task again (its log, to the end).
+      expect((await session.request('tasks/stream', { taskId })).error).toBeUndefined();
+    } finally {
+      await session.close();
+      await other.close();
+    }
   });
 });
 

@@ -170,4 +170,41 @@ describe('the events front with webhook delivery configured', () => {
     });
     expect(refused.error?.code).toBe(-32602);
   });
+  it('V64 V70: another principal’s task is refused as a missing one before delivery is asked; an `id` input addresses nothing', async () => {
+    const alice = eventsPeer(server.http.url, { authorization: 'Bearer alice' });
+    const bob = eventsPeer(server.http.url, { authorization: 'Bearer bob' });
+    const created = await alice.request('tools/call', { name: 'staged', arguments: { stages: 0, stageMs: 0 } });
+    const taskId = created.result?.['taskId'] as string;
+    const asked = webhooks.subscribed.length;
+    const subscribeAs = (peer: typeof bob, id: string) =>
+      peer.request('events/subscribe', {
+        name: STAGE,
+        arguments: { taskId: id },
+        delivery: { url: 'https://hooks.example.com/bob', secret },
+      });
+    // spec V64: checked at subscribe time, every time: bob gets what a missing task gets, and delivery never hears.
+    const foreign = await subscribeAs(bob, taskId);
+    const missing = await subscribeAs(bob, 'no-such-task');
+    expect(foreign.error?.code).toBe(missing.error?.code);
+    expect(foreign.error?.message.replace(taskId, 'ID')).toBe(missing.error?.message.replace('no-such-task', 'ID'));
+    expect(webhooks.subscribed.length).toBe(asked);
+    // spec V70: an `id` beside the key is not an input: the key (principal, url, name, arguments) is all that is passed.
+    const withId = await alice.request('events/subscribe', {
+      name: STAGE,
+      arguments: { taskId },
+      id: 'sub_of_someone_else',
+      delivery: { url: 'https://hooks.example.com/mcp', secret },
+    });
+    expect(withId.error).toBeUndefined();
+    const passed = webhooks.subscribed.at(-1) as unknown as Record<string, unknown>;
+    expect(passed['id']).toBeUndefined();
+    expect(Object.values(passed)).not.toContain('sub_of_someone_else');
+    const unsubscribed = await bob.request('events/unsubscribe', {
+      name: STAGE,
+      arguments: { taskId },
+      id: 'sub_test',
+      delivery: { url: 'https://hooks.example.com/bob' },
+    });
+    expect(unsubscribed.error).toMatchObject({ code: -32011, data: { kind: 'subscription' } });
+  });
 });
