@@ -162,6 +162,13 @@ function program(
     .option('--tools <spec>', 'task support per tool: <glob>=<forbidden|optional|required>[,…]', '*=optional')
     .option('--config <file>', 'JSON: per-tool ttlMs, pollIntervalMs, retrySafe, timeoutMs, concurrency; limits')
     .option('--console', "serve the operator's console at /console (token: $MCP_TASKS_CONSOLE_TOKEN, else printed)")
+    .option('--webhooks', "deliver the upstream's task events by webhook (events/subscribe), from the store's outbox")
+    .option(
+      '--webhook-allow-origin <origin>',
+      'a callback origin allowed though loopback, private or http (repeatable; implies --webhooks)',
+      (value: string, all: string[]) => [...all, value],
+      [],
+    )
     .action((options: ProxyCommandOptions, command: Command) => {
       const store = taskStore(options.store);
       const verbose = globals(command).verbose === true;

@@ -20,6 +20,7 @@ import {
   startEventsServer,
   type EventsServer,
 } from '../events/eventsServer.js';
+import { eventually } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import { createJwtIssuer, type JwtIssuer } from './helpers/jwtIssuer.js';
 import { startProxyProcess, until, type ProxyProcess } from './helpers/proxyProcess.js';
@@ -205,6 +206,49 @@ describe("webhooks of the proxy's task", () => {
     const stages = (await receiver.waitFor(3, 15_000)).filter((entry) => entry.json['name'] === STAGE).slice(0, 3);
     for (const entry of stages) expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
     expect(stages.map((entry) => (entry.json['data'] as { index: number }).index)).toEqual([0, 1, 2]);
+  }, 60_000);
+});
+
+describe('mcp-tasks proxy --webhook-allow-origin', () => {
+  it("delivers the upstream's events by webhook from the proxy's own store, signed, then terminated", async () => {
+    const receiver = await webhookReceiver();
+    const db = join(dir, 'webhooks.db');
+    const args = ['--store', db, '--config', config, '--upstream', upstream.http.url];
+    const proxy = await startProxyProcess([...args, '--webhook-allow-origin', receiver.origin]);
+    closers.push(async () => {
+      await proxy.stop();
+      await receiver.close();
+    });
+    const alice = await caller(proxy.url, 'alice');
+    const handle = await alice.callTool('staged', { stages: 2, stageMs: 10, gate: 'cli-webhook' }, { mode: 'task' });
+    const taskId = handle.taskId as string;
+    const cursor = handle.eventSource?.initialCursor ?? null;
+    // Both stages are in the proxy's log (the task waits at its gate): the subscribe's replay delivers them.
+    await eventually(async () => (await alice.events().poll(STAGE, { taskId }, { cursor })).events.length === 2);
+    const secret = generateWebhookSecret();
+    await alice.events().subscribe(STAGE, { taskId }, { url: receiver.url, secret, cursor });
+    gates.get('cli-webhook')();
+    expect(textOf(await handle.result())).toBe('2 stages');
+    const arrived = await receiver.waitFor(3, 15_000);
+    for (const entry of arrived) expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
+    expect(arrived.map((entry) => entry.json['type'] ?? (entry.json['data'] as { index: number }).index)).toEqual([
+      0,
+      1,
+      'terminated',
+    ]);
+    // Without the flag the proxy offers no webhook delivery (spec V12: -32014).
+    const plain = await startProxyProcess(args.map((arg) => (arg === db ? join(dir, 'plain.db') : arg)));
+    closers.push(() => plain.stop());
+    const bob = await caller(plain.url, 'bob');
+    const other = await bob.callTool('staged', { stages: 0, stageMs: 0 }, { mode: 'task' });
+    const refused = await bob
+      .events()
+      .subscribe(STAGE, { taskId: other.taskId as string }, { url: receiver.url, secret })
+      .then(
+        () => undefined,
+        (error: unknown) => (error instanceof TaskRpcError ? error.error.code : String(error)),
+      );
+    expect(refused).toBe(-32014);
   }, 60_000);
 });
 

@@ -224,6 +224,20 @@ describe('webhook delivery', () => {
     expect(got).toHaveLength(1);
   });
 
+  // A new subscription's replay and the live publishing of what was appended meanwhile can offer one event twice.
+  it('queues an event once when a new subscription’s replay and live publishing both offer it, in either order', async () => {
+    const webhooks = deliveries();
+    const { id } = await webhooks.subscribe(input());
+    expect(await webhooks.publish(event(0))).toBe(1);
+    expect(await webhooks.publishTo('alice', id, [event(0), event(1)])).toBe(1);
+    expect(await webhooks.publish(event(1))).toBe(0);
+    expect(await webhooks.publish(event(2))).toBe(1);
+    webhooks.start();
+    await receiver.waitFor(3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(receiver.deliveries().map((d) => d.headers['webhook-id'])).toEqual(['t-1:0', 't-1:1', 't-1:2']);
+  });
+
   // spec V85, V87: the same webhook-id on every attempt, each signed anew.
   it('retries a failed delivery with backoff, the same webhook-id, a fresh timestamp and signature', async () => {
     const webhooks = deliveries({ retryDelaysMs: [1_100] });

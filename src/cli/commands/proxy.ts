@@ -6,6 +6,7 @@ import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
 import { terminalSafeJson, visibleLine } from '../sanitize.js';
 import { UsageError } from '../UsageError.js';
+import { proxyWebhooks, type ProxyWebhooks } from './proxyWebhooks.js';
 
 export interface ProxyCommandOptions {
   upstream?: string;
@@ -23,6 +24,10 @@ export interface ProxyCommandOptions {
   config?: string;
   /** Serve the console at /console. */
   console?: boolean;
+  /** Deliver events by webhook from the store's outbox. */
+  webhooks?: boolean;
+  /** Callback origins let past the https and public-address guards (implies webhooks). */
+  webhookAllowOrigin?: string[];
   verbose?: boolean;
 }
 
@@ -106,13 +111,18 @@ export async function runProxy(
   }
   const store = options.store ?? process.env['MCP_TASKS_STORE'];
   const redisUrl = options.redis ?? process.env['REDIS_URL'];
+  const origins = options.webhookAllowOrigin ?? [];
+  let delivery: ProxyWebhooks | undefined;
   let proxy;
   try {
+    if (options.webhooks === true || origins.length > 0) delivery = await proxyWebhooks(store, origins);
     proxy = await startProxy({
       upstream: target,
       upstreamDialect: options.upstreamDialect,
       serve: options.stdio === true ? { kind: 'stdio' } : { kind: 'http', port, host: options.host },
-      ...(store !== undefined && { store }),
+      ...(delivery
+        ? { store: delivery.store, events: { webhooks: delivery.webhooks } }
+        : store !== undefined && { store }),
       ...(redisUrl !== undefined && {
         queue: { redisUrl, ...(options.queue !== undefined && { queueName: options.queue }) },
       }),
@@ -121,9 +131,12 @@ export async function runProxy(
       logger: stderrLogger(options.verbose === true),
     });
   } catch (error) {
+    if (error instanceof UsageError) throw error;
+    await delivery?.store.close().catch(() => {});
     reporter.error(error);
     return EXIT_CODES.connection;
   }
+  delivery?.webhooks.start();
   if (proxy.url !== undefined) process.stdout.write(`mcp-tasks proxy: ${proxy.url}\n`);
   if (proxy.consoleUrl !== undefined) reporter.note(`console: ${proxy.consoleUrl}`);
   await new Promise<void>((resolve) => {
@@ -131,6 +144,10 @@ export async function runProxy(
     process.once('SIGTERM', resolve);
   });
   // Shutting down must not hang on an upstream that no longer answers.
-  await Promise.race([proxy.close(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
+  const closed = async () => {
+    await delivery?.webhooks.stop();
+    await proxy.close();
+  };
+  await Promise.race([closed(), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
   return EXIT_CODES.completed;
 }

@@ -39,6 +39,13 @@ export interface OutboxWebhookDeliveriesOptions {
 const envelopeId = (type: string) => `msg_${type}_${randomBytes(12).toString('hex')}`;
 
 /**
+ * How long after its creation a subscription's queued rows are checked before an event is queued to it. A new
+ * subscription's replay and the live publishing of the events appended meanwhile may both offer one event; the
+ * check keeps it to one delivery. Later, only live publishing offers events and the check is skipped.
+ */
+const REPLAY_OVERLAP_MS = 10_000;
+
+/**
  * Webhook delivery from the store's durable outbox (EVENTS-SPEC §7, §13). `publish` writes a row per subscription
  * before it resolves; the sender of any instance delivers it (see WebhookSender). Owner-scoped: another principal's
  * subscription reads, refreshes and unsubscribes exactly like a missing one.
@@ -159,6 +166,8 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     let queued = 0;
     for (const sub of subs) {
       if (!this.receives(sub, event, now)) continue;
+      const fresh = now - sub.record.createdAt < REPLAY_OVERLAP_MS;
+      if (fresh && (await this.queuedIds(sub.record.id)).has(event.occurrence.eventId)) continue;
       if (await this.queue(sub.record.id, event, now)) queued++;
     }
     if (queued > 0) this.sender.wake();
@@ -169,10 +178,13 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     const now = this.now();
     const sub = await this.live(id, now);
     if (!sub || sub.record.owner !== owner) return 0;
+    // Events the live publishing queued to it meanwhile are not queued twice.
+    const already = await this.queuedIds(id);
     let queued = 0;
     for (const event of events)
       if (
         event.occurrence.name === sub.record.name &&
+        !already.has(event.occurrence.eventId) &&
         this.receives(sub, event, now) &&
         (await this.queue(id, event, now))
       )
@@ -257,6 +269,12 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     const sub = await this.store.getSubscription(id);
     if (!sub || sub.ending !== null || (sub.record.expiresAt !== null && sub.record.expiresAt < now)) return undefined;
     return sub;
+  }
+
+  /** The webhook ids of the subscription's event rows (queued, or delivered and not yet compacted). */
+  private async queuedIds(id: string): Promise<Set<string>> {
+    const rows = await this.store.rowsOf(id);
+    return new Set(rows.filter((row) => row.kind === 'event').map((row) => row.webhookId));
   }
 
   /** Whether `sub` may see `event`: the owner's or everyone's, in its scope, live and not suspended. */
