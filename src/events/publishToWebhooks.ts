@@ -5,7 +5,8 @@ import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
 
 /**
  * Offers every entry appended in this process to the webhook subscriptions of its type and task (the owner's only),
- * and once a task's terminal status is queued, ends those subscriptions with the task's ending (spec TS8, TS9, §16.4).
+ * and once a task's terminal status is queued, ends those subscriptions with the task's ending (spec TS8, TS9, §16.4);
+ * a task this process removes ends them too.
  * Ending is the outbox's: it sends `terminated` after every delivery queued before it, and drops none of them.
  * Returns the removal. A failure is logged: the entry is stored already, and poll and push still serve it.
  */
@@ -18,22 +19,35 @@ export function publishToWebhooks(
   // One chain per task: its entries are published in `seq` order, and its subscriptions end only after its last
   // entry was queued (an ending subscription takes no new row).
   const chains = new Map<string, Promise<void>>();
-  return engine.onEventAppended((task, event) => {
-    const status = event.type === TASK_STATUS_EVENT ? (event.data['status'] as TaskStatus) : undefined;
-    const publish = async () => {
-      await webhooks.publish(webhookEventOf(task, event));
-      if (status === undefined || !isTerminal(status)) return;
-      const ended = taskEndedError(task.taskId, { ...task, status });
-      for (const name of typeNames) await webhooks.terminate({ name, scope: task.taskId }, ended);
-    };
-    const chain = (chains.get(task.taskId) ?? Promise.resolve())
-      .then(publish)
+  const enqueue = (taskId: string, work: () => Promise<void>) => {
+    const chain = (chains.get(taskId) ?? Promise.resolve())
+      .then(work)
       .catch((error: unknown) =>
-        logger.warn({ taskId: task.taskId, error: String(error) }, 'webhook publish of a task event failed'),
+        logger.warn({ taskId, error: String(error) }, 'webhook publish of a task event failed'),
       );
-    chains.set(task.taskId, chain);
+    chains.set(taskId, chain);
     void chain.then(() => {
-      if (chains.get(task.taskId) === chain) chains.delete(task.taskId);
+      if (chains.get(taskId) === chain) chains.delete(taskId);
+    });
+  };
+  const endAll = async (taskId: string, ended: ReturnType<typeof taskEndedError>) => {
+    for (const name of typeNames) await webhooks.terminate({ name, scope: taskId }, ended);
+  };
+  const appended = engine.onEventAppended((task, event) => {
+    const status = event.type === TASK_STATUS_EVENT ? (event.data['status'] as TaskStatus) : undefined;
+    enqueue(task.taskId, async () => {
+      await webhooks.publish(webhookEventOf(task, event));
+      if (status !== undefined && isTerminal(status))
+        await endAll(task.taskId, taskEndedError(task.taskId, { ...task, status }));
     });
   });
+  // spec V65: what a subscription to a task rests on is the task; once it is removed (deleted, or swept at its TTL
+  // while still running) its subscriptions end with the missing task's error instead of waiting out their grant.
+  const removed = engine.onTaskRemoved((taskId) =>
+    enqueue(taskId, () => endAll(taskId, taskEndedError(taskId, undefined))),
+  );
+  return () => {
+    appended();
+    removed();
+  };
 }

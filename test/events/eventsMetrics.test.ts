@@ -75,6 +75,14 @@ describe('metrics of events and webhook deliveries', () => {
     await expect
       .poll(() => receiver.deliveries().filter((d) => d.json['type'] === 'terminated').length, { timeout: 15_000 })
       .toBe(1);
+    // The sender counts an attempt once its answer is read, a moment after the receiver recorded the request.
+    const terminatedCounted = async () =>
+      value(
+        (await tasks.metrics?.text()) ?? '',
+        'mcp_tasks_webhook_deliveries_total',
+        'kind="terminated",outcome="delivered"',
+      );
+    await expect.poll(terminatedCounted, { timeout: 5_000 }).toBe(1);
     const text = (await tasks.metrics?.text()) ?? '';
     expect(value(text, 'mcp_tasks_events_appended_total', `type="${STAGE}"`)).toBe(2);
     expect(

@@ -1,5 +1,6 @@
 // A webhook subscription to a task that has ended already: the retained events are delivered, then `terminated`,
-// and the subscription is gone; a re-subscribe while it is ending is answered and ends the same way.
+// and the subscription is gone; a re-subscribe while it is ending is answered and ends the same way. A task removed
+// while it runs ends its subscriptions with the missing task's error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CallbackPolicy } from '../../src/events/webhooks/CallbackPolicy.js';
@@ -9,7 +10,7 @@ import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.j
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { eventually } from '../helpers/rawWire.js';
 import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
-import { STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { gates, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
 import { eventsPeer } from './eventsPeer.js';
 
 function authenticate(request: Request) {
@@ -21,9 +22,9 @@ describe('a webhook subscription to a task that has ended', () => {
   let receiver: WebhookReceiver;
   let webhooks: OutboxWebhookDeliveries;
   let server: EventsServer;
+  const store = new MemoryStore();
   beforeAll(async () => {
     receiver = await webhookReceiver();
-    const store = new MemoryStore();
     webhooks = new OutboxWebhookDeliveries({
       store: store.webhooks,
       policy: new CallbackPolicy({ allowOrigins: [receiver.origin] }),
@@ -86,5 +87,38 @@ describe('a webhook subscription to a task that has ended', () => {
     });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(receiver.deliveries()).toHaveLength(3);
+  });
+  // spec V65: the access a subscription rests on is its task; a task removed while running ends it at once.
+  it('ends the subscriptions of a task removed while it runs with the missing task’s error', async () => {
+    const alice = eventsPeer(server.http.url, { authorization: 'Bearer alice' });
+    const created = await alice.request('tools/call', {
+      name: 'staged',
+      arguments: { stages: 1, stageMs: 1, gate: 'v65-removed' },
+    });
+    const taskId = created.result?.['taskId'] as string;
+    const source = created.result?.['eventSource'] as { input: unknown; initialCursor: string };
+    await eventually(() => gates.has('v65-removed'));
+    const before = receiver.deliveries().length;
+    const secret = generateWebhookSecret();
+    const subscribed = await alice.request('events/subscribe', {
+      name: STAGE,
+      arguments: source.input,
+      cursor: source.initialCursor,
+      delivery: { mode: 'webhook', url: `${receiver.url}?v65`, secret },
+    });
+    expect(subscribed.error).toBeUndefined();
+    const owner = (await store.get(taskId))?.owner as string;
+    await server.tasks.engine.delete(owner, taskId);
+    const arrived = (await receiver.waitFor(before + 2, 10_000)).slice(before);
+    expect(arrived.map((entry) => entry.json['type'] ?? entry.json['data'])).toEqual([
+      { index: 0, of: 1 },
+      'terminated',
+    ]);
+    expect(arrived[1]?.json['error']).toEqual({
+      code: -32011,
+      message: 'Task not found',
+      data: { kind: 'event', reason: 'task_not_found', taskId },
+    });
+    gates.get('v65-removed')();
   });
 });

@@ -120,11 +120,15 @@ export class TaskAccess {
     }
   }
 
+  /** Told of each task this process removed (deleted, swept or evicted), after what it kept beside it went. */
+  readonly removedListeners = new Set<(taskId: string) => void>();
+
   /** Removes what is kept beside a deleted or swept task (its step journal, its timeline, its event log). */
   async removeAttached(taskId: string): Promise<void> {
     await this.guard(async () => this.store.journal?.remove(taskId));
     await this.guard(async () => this.store.eventLog?.remove(taskId));
     await this.guard(() => this.timelines.remove(taskId));
+    for (const listener of this.removedListeners) listener(taskId);
   }
 
   /** Wakes the task's waiters in every process. */

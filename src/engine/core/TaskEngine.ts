@@ -473,6 +473,15 @@ export class TaskEngine implements EngineHandle {
     return this.events.onAppended(listener);
   }
 
+  /**
+   * Hears each task this process removes: deleted, swept at its TTL, or evicted (what a subscription to it rests on
+   * is gone). Returns the removal. Another process's removals are not heard here.
+   */
+  onTaskRemoved(listener: (taskId: string) => void): () => void {
+    this.access.removedListeners.add(listener);
+    return () => this.access.removedListeners.delete(listener);
+  }
+
   // ---- waiting (TaskWaiting) ------------------------------------------------------------------------------------
 
   /** Calls `listener` with the current record (or undefined once gone) after every change of the task. */
