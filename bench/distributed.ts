@@ -3,6 +3,8 @@
 // processes. Needs MCP_TASKS_TEST_REDIS_URL (queue and Redis store) and MCP_TASKS_TEST_POSTGRES_URL:
 //   eval "$(scripts/services.sh start)"; npm run bench:distributed; scripts/services.sh stop
 // Each task is the fixture tool slow_compute {seconds: 0} run as an internal MCP call on a fresh server instance.
+// Wake: from a task's terminal write (terminalAt, written by the worker) to the requestor's waiter waking, at the steady
+// rate: the cross-process wake a waiting tasks/result relies on (1 ms resolution, one machine's clock).
 // Pickup delay: from the task's creation (createdAt) to its claim by the worker that runs it (startedAt), or, in process,
 // to the work's start (a task the in-process executor has a slot for is claimed by its own insert), 1 ms resolution.
 // CPU a task: what every process involved used during the saturated run (this requestor, the workers, Redis, the
@@ -51,6 +53,7 @@ interface Figures {
   /** At the steady rate: creation to claim, and request to observed end, in ms. */
   pickup: number[];
   endToEnd: number[];
+  wake: number[];
   /** CPU per completed task at saturation, in ms, by process group. */
   cpu: Record<string, number>;
   /** Per completed task at saturation: Redis commands, PostgreSQL transactions (where the row uses them). */
@@ -68,6 +71,8 @@ type Processes = Record<string, () => number[]>;
 interface Sample {
   pickup: number;
   endToEnd: number;
+  /** From the terminal write (terminalAt, by the process that ran the task) to this process's waiter waking. */
+  wake: number;
 }
 
 /** When the in-process work of each task began. */
@@ -87,7 +92,8 @@ async function oneTask(engine: TaskEngine): Promise<Sample> {
     throw new Error(`task ${task.taskId} ended ${done?.status}: ${done?.statusMessage}`);
   const started = workStarted.get(task.taskId) ?? (done.startedAt as number);
   workStarted.delete(task.taskId);
-  return { pickup: started - done.createdAt, endToEnd: Date.now() - asked };
+  const now = Date.now();
+  return { pickup: started - done.createdAt, endToEnd: now - asked, wake: now - (done.terminalAt ?? now) };
 }
 
 /** Closed loop: keeps IN_FLIGHT tasks going for `ms`; returns the tasks completed and the seconds it took. */
@@ -162,6 +168,7 @@ async function measure(
     tasksPerSecond: count / seconds,
     pickup: samples.map((s) => s.pickup),
     endToEnd: samples.map((s) => s.endToEnd),
+    wake: samples.map((s) => s.wake),
     cpu,
     counts,
     ...(redisKinds && { redisKinds }),
@@ -316,6 +323,14 @@ for (const row of rows) {
       `${ms(percentile(row.endToEnd, 50)).padStart(16)} ${ms(percentile(row.endToEnd, 99)).padStart(10)}`,
   );
 }
+console.log(
+  '\nwake at the steady rate: the terminal write, in the worker that ran the task, to the waiter of this (another)' +
+    ' process waking: what a waiting tasks/result waits on (goal p50 ≤ 10 ms across instances)',
+);
+for (const row of rows.filter((row) => row !== rows.find((r) => r.workers === '—')))
+  console.log(
+    `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} p50 ${ms(percentile(row.wake, 50))}, p99 ${ms(percentile(row.wake, 99))}`,
+  );
 const groups = ['requestor', 'workers', 'redis', 'postgres'];
 const cores = availableParallelism();
 console.log(
