@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { createMcpTasks, McpTasks, serveHttp, type HttpServerHandle } from 'mcp-tasks';
+import { createMcpTasks, createTasksHttpHandler, McpTasks, serveHttp, type HttpServerHandle } from 'mcp-tasks';
 import { queueExecutor } from 'mcp-tasks/worker';
 import { HttpPeer } from '../helpers/rawWire.js';
 import { requireService } from '../helpers/services.js';
@@ -68,11 +68,15 @@ describe('the front door', () => {
     expect(await serverInfoOf(http.url)).toMatchObject({ name: 'given' });
   });
 
-  it('the deprecated serveHttp(tasks, factory, options) still serves the factory it is given', async () => {
+  it('a call in the removed serveHttp(tasks, factory, options) shape is refused, naming the server option', async () => {
     tasks = await createMcpTasks({ server: serverNamed('from-tasks'), tools: { echo: 'optional' }, store: 'memory' });
-    // The old call shape (deprecated) keeps working.
-    http = await serveHttp(tasks, serverNamed('given'), { port: 0 });
-    expect(await serverInfoOf(http.url)).toMatchObject({ name: 'given' });
+    const call = serveHttp as unknown as (...args: unknown[]) => Promise<HttpServerHandle>;
+    await expect(call(tasks, serverNamed('given'), { port: 0 })).rejects.toThrow(
+      /serveHttp\(tasks, options\): the second argument is the options object.*\{ server: factory/,
+    );
+    expect(() =>
+      (createTasksHttpHandler as unknown as (...args: unknown[]) => unknown)(tasks, serverNamed('given'), {}),
+    ).toThrow(/createTasksHttpHandler\(tasks, \{ server: factory/);
   });
 });
 

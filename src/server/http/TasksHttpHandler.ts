@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 
 import { ErrorCodes, toJsonRpcError, validateMessage, type JsonRpcRequest } from '../../rpc/index.js';
+import { factoryArgumentError } from './factoryArgumentError.js';
 import { jsonRpcErrorResponse, sessionNotFoundResponse } from './jsonRpcErrorResponse.js';
 import { requestGuardResponse, type RequestGuardOptions } from './requestGuardResponse.js';
 import { EventStoreBudget } from './EventStoreBudget.js';
@@ -88,23 +89,9 @@ const RETRY_MS = 1000;
  * client that sends no session), 2026-07-28 traffic goes to the SDK's per-request handler; every server instance is
  * attached to the same tasks runtime.
  */
-export function createTasksHttpHandler(tasks: McpTasks, options?: TasksHttpHandlerOptions): TasksHttpHandler;
-/**
- * @deprecated The factory is the `server` given to createMcpTasks, or the `server` option: call
- * `createTasksHttpHandler(tasks, options)`.
- */
-export function createTasksHttpHandler(
-  tasks: McpTasks,
-  factory: ServerFactory,
-  options?: TasksHttpHandlerOptions,
-): TasksHttpHandler;
-export function createTasksHttpHandler(
-  tasks: McpTasks,
-  factoryOrOptions?: ServerFactory | TasksHttpHandlerOptions,
-  maybeOptions?: TasksHttpHandlerOptions,
-): TasksHttpHandler {
-  const options = (typeof factoryOrOptions === 'function' ? maybeOptions : factoryOrOptions) ?? {};
-  const factory = typeof factoryOrOptions === 'function' ? factoryOrOptions : options.server;
+export function createTasksHttpHandler(tasks: McpTasks, options: TasksHttpHandlerOptions = {}): TasksHttpHandler {
+  if (typeof options !== 'object' || options === null) throw factoryArgumentError('createTasksHttpHandler');
+  const factory = options.server;
   const runtime = runtimeOf(tasks);
   const attached = tasks.wrapFactory(factory);
   const sessions = new SessionRegistry({

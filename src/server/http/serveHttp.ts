@@ -8,10 +8,10 @@ import { requestUrlOf } from '../../protocol/index.js';
 import { ErrorCodes } from '../../rpc/index.js';
 import { protectedResourceMetadataResponse, type ProtectedResourceOptions } from '../auth/ProtectedResource.js';
 import { LazyAbort } from '../connection/LazyAbort.js';
+import { factoryArgumentError } from './factoryArgumentError.js';
 import { jsonRpcErrorResponse } from './jsonRpcErrorResponse.js';
 import { requestGuardResponse } from './requestGuardResponse.js';
 import { runtimeOf, type McpTasks } from '../McpTasks.js';
-import type { ServerFactory } from '../ServerLike.js';
 import { readNodeBody, RequestBodyTooLargeError, webRequestOf } from './fast/nodeRequest.js';
 import {
   createTasksHttpHandler,
@@ -81,28 +81,13 @@ const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 30_000;
 const CONNECTION_CLOSED = new DOMException('The response was closed', 'AbortError');
 
 /** Serves the tasks-enabled MCP server (the `server` factory of `tasks`) over Streamable HTTP on node:http. */
-export async function serveHttp(tasks: McpTasks, options?: ServeHttpOptions): Promise<HttpServerHandle>;
-/**
- * @deprecated The factory is the `server` given to createMcpTasks, or the `server` option: call
- * `serveHttp(tasks, options)`.
- */
-export async function serveHttp(
-  tasks: McpTasks,
-  factory: ServerFactory,
-  options?: ServeHttpOptions,
-): Promise<HttpServerHandle>;
-export async function serveHttp(
-  tasks: McpTasks,
-  factoryOrOptions?: ServerFactory | ServeHttpOptions,
-  maybeOptions?: ServeHttpOptions,
-): Promise<HttpServerHandle> {
-  const factory = typeof factoryOrOptions === 'function' ? factoryOrOptions : undefined;
-  const options = (typeof factoryOrOptions === 'function' ? maybeOptions : factoryOrOptions) ?? {};
+export async function serveHttp(tasks: McpTasks, options: ServeHttpOptions = {}): Promise<HttpServerHandle> {
+  if (typeof options !== 'object' || options === null) throw factoryArgumentError('serveHttp');
   const runtime = runtimeOf(tasks);
   const executor = runtime.executor;
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/mcp';
-  const handler = factory ? createTasksHttpHandler(tasks, factory, options) : createTasksHttpHandler(tasks, options);
+  const handler = createTasksHttpHandler(tasks, options);
   const plain = typeof options.fastPath === 'object' ? options.fastPath : {};
   const fast =
     options.fastPath === false
