@@ -17,9 +17,11 @@ export interface EventTypeOptions {
   payloadSchema: Record<string, unknown>;
   /**
    * Tools whose tasks emit this type: their CreateTaskResult on the 2026 extension names it as the task's
-   * `eventSource` when the requestor declared Events (spec TS1, TS6). A tool takes the first type naming it.
+   * `eventSource` when the requestor declared Events (spec TS1, TS6). A tool takes the first type naming it. A list
+   * is also written in the type's descriptor (`_meta["io.github.mcp-tasks/tools"]`, for a proxy in front); a
+   * predicate, asked at each task's creation, is for a set of tools known only as they are called.
    */
-  tools?: readonly string[];
+  tools?: readonly string[] | ((tool: string) => boolean);
   _meta?: Record<string, unknown>;
   /**
    * Default true: subscriptions name a task (`{ taskId }`). False: the type is not tied to a task; it takes no
@@ -121,7 +123,7 @@ export class EventCatalog {
       }
       if (options.delivery?.some((mode) => !['poll', 'push', 'webhook'].includes(mode)))
         throw new TypeError(`Event type ${options.name} lists an unknown delivery mode`);
-      if (options.taskScoped === false && options.tools?.length)
+      if (options.taskScoped === false && (typeof options.tools === 'function' || options.tools?.length))
         throw new TypeError(`Event type ${options.name} is not task-scoped: no tool's tasks can name it`);
       const { retain, maxSubscriptions } = options;
       const count = (value: number | undefined, min: number) =>
@@ -203,7 +205,8 @@ export class EventCatalog {
   descriptor(name: string): EventDescriptor {
     const { options } = this.types.get(name) as CompiledType;
     // Which tools' tasks name it: a proxy in front names the same source on its tasks of those tools.
-    const tools = options.tools?.length ? { [EVENT_SOURCE_TOOLS_META]: [...options.tools] } : undefined;
+    const listed = typeof options.tools === 'function' ? undefined : options.tools;
+    const tools = listed?.length ? { [EVENT_SOURCE_TOOLS_META]: [...listed] } : undefined;
     return {
       name: options.name,
       description: options.description,
@@ -249,6 +252,9 @@ export class EventCatalog {
 
   /** The type a tool's tasks name as their event source: the first registered type listing the tool (spec TS6). */
   sourceFor(toolName: string): string | undefined {
-    return this.sorted.find((name) => this.types.get(name)?.options.tools?.includes(toolName));
+    return this.sorted.find((name) => {
+      const tools = this.types.get(name)?.options.tools;
+      return typeof tools === 'function' ? tools(toolName) : tools?.includes(toolName);
+    });
   }
 }

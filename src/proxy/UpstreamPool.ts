@@ -67,6 +67,11 @@ export class UpstreamPool {
   serverInfo: { name: string; version: string } | undefined;
   /** The upstream's event types the proxy passes through, listed at start (see upstreamEventTypes). */
   eventTypes: ProxiedEventType[] = [];
+  /**
+   * For types whose descriptors list no tools: the type each tool's upstream tasks named as their event source, as
+   * seen (a tool's later tasks on the proxy name it too). Bounded by the upstream's tools.
+   */
+  readonly learnedSources = new Map<string, string>();
 
   private constructor(private readonly options: UpstreamPoolOptions) {
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_UPSTREAM_CONNECTIONS;
@@ -92,7 +97,7 @@ export class UpstreamPool {
     pool.capabilities = first.capabilities;
     pool.serverInfo = first.serverInfo;
     try {
-      pool.eventTypes = await upstreamEventTypes(await first.current(), options.logger);
+      pool.eventTypes = await upstreamEventTypes(await first.current(), options.logger, pool.learnedSources);
     } catch (error) {
       await first.close();
       throw error;

@@ -75,7 +75,12 @@ export function createProxyWork(
           },
           onStatus: (message) => status.write(message),
           ...(resume && { resume }),
-          onUpstreamTask: (ref) => engine.annotate(task.taskId, { [UPSTREAM_TASK_META]: ref }),
+          onUpstreamTask: (ref) => {
+            // The upstream named this tool's event source: the proxy's next tasks of the tool name it too (TS6).
+            if (ref.eventSource && passed.has(ref.eventSource.name))
+              upstreams.learnedSources.set(name, ref.eventSource.name);
+            return engine.annotate(task.taskId, { [UPSTREAM_TASK_META]: ref });
+          },
           ...(passed.size > 0 && { events: proxyEventSink(engine, task, passed, logger) }),
         },
       );

@@ -22,7 +22,11 @@ const OWN_TYPES: ReadonlySet<string> = new Set([TASK_STATUS_EVENT, TASK_PROGRESS
  * proxy records its own), and a payloadSchema the proxy cannot compile. An upstream without Events has none; a failed
  * listing is logged and passes none, so the proxy still serves the tools.
  */
-export async function upstreamEventTypes(client: TaskClient, logger: EngineLogger): Promise<ProxiedEventType[]> {
+export async function upstreamEventTypes(
+  client: TaskClient,
+  logger: EngineLogger,
+  learned: ReadonlyMap<string, string> = new Map(),
+): Promise<ProxiedEventType[]> {
   let events;
   try {
     events = client.events();
@@ -50,13 +54,18 @@ export async function upstreamEventTypes(client: TaskClient, logger: EngineLogge
       logger.info({ eventType: descriptor.name, reason: why }, 'proxy: upstream event type not passed through');
       continue;
     }
-    const tools = descriptor._meta?.[EVENT_SOURCE_TOOLS_META];
+    const hint = descriptor._meta?.[EVENT_SOURCE_TOOLS_META];
     const meta = descriptor._meta && withoutHint(descriptor._meta);
+    const name = descriptor.name;
+    // Without the hint, a tool names the type once one of its upstream tasks did (learned by the proxy's work).
+    const tools = Array.isArray(hint)
+      ? hint.filter((tool): tool is string => typeof tool === 'string')
+      : (tool: string) => learned.get(tool) === name;
     passed.push({
-      name: descriptor.name,
+      name,
       description: descriptor.description,
       payloadSchema: descriptor.payloadSchema,
-      ...(Array.isArray(tools) && { tools: tools.filter((tool): tool is string => typeof tool === 'string') }),
+      tools,
       ...(meta && { _meta: meta }),
     });
   }

@@ -14,6 +14,7 @@ import { createMcpTasks, serveHttp } from '../../src/server/index.js';
 import { eventsPeer, openStream } from '../events/eventsPeer.js';
 import {
   createEventsServer,
+  EVENT_TYPES,
   gates,
   NOTE,
   STAGE,
@@ -150,6 +151,39 @@ describe('proxy in front of an upstream with Events', () => {
     gates.get('owner-check')?.();
     expect(textOf(await handle.result())).toBe('2 stages');
   });
+});
+
+describe('proxy in front of an upstream whose event types list no tools', () => {
+  it("names the event source on a tool's tasks once an upstream task of that tool named it", async () => {
+    // The upstream names STAGE on its tasks of `staged` through a predicate: its descriptor carries no tools hint.
+    const types = (EVENT_TYPES ?? []).map((type) =>
+      type.name === STAGE ? { ...type, tools: (tool: string) => tool === 'staged' } : type,
+    );
+    const unhinted = await startEventsServer('memory', { types });
+    const proxy = await startProxyProcess(['--store', 'memory', '--config', config, '--upstream', unhinted.http.url]);
+    closers.push(async () => {
+      await proxy.stop();
+      await unhinted.close();
+    });
+    const alice = await caller(proxy.url, 'alice');
+    const listed = (await alice.events().list()).events.find((descriptor) => descriptor.name === STAGE);
+    expect(listed).toBeDefined();
+    expect(listed?._meta?.['io.github.mcp-tasks/tools']).toBeUndefined();
+    // The first task of the tool: the proxy does not know its source yet.
+    const first = await alice.callTool('staged', { stages: 2, stageMs: 5 }, { mode: 'task' });
+    expect(first.eventSource).toBeUndefined();
+    expect(textOf(await first.result())).toBe('2 stages');
+    // Learned from the upstream's own task: the next task names it (spec TS6), and follows it.
+    const second = await alice.callTool('staged', { stages: 3, stageMs: 5 }, { mode: 'task' });
+    expect(second.eventSource).toMatchObject({ name: STAGE, input: { taskId: second.taskId } });
+    const events = await collect(second.events());
+    expect(events.map((event) => event.data)).toEqual([0, 1, 2].map((index) => ({ index, of: 3 })));
+    // A tool the upstream names no source for gets none.
+    const other = await alice.callTool('staged_workflow', { stages: 1 }, { mode: 'task' });
+    expect(textOf(await other.result())).toBe('workflow done');
+    const again = await alice.callTool('staged_workflow', { stages: 1 }, { mode: 'task' });
+    expect(again.eventSource).toBeUndefined();
+  }, 60_000);
 });
 
 describe("webhooks of the proxy's task", () => {
