@@ -27,7 +27,7 @@ import {
   type EventsCapability,
 } from '../protocol/index.js';
 import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
-import { publishToWebhooks } from './publishToWebhooks.js';
+import { publishToWebhooks, type WebhookPublishing } from './publishToWebhooks.js';
 import { ConformanceControls } from './ConformanceControls.js';
 import { conformanceHost } from './conformanceHost.js';
 import { EmittedEvents, type EmitEventOptions } from './EmittedEvents.js';
@@ -102,6 +102,7 @@ export class EventsFront implements ServerDialect {
   private readonly controls: ConformanceControls | undefined;
   /** `tasks/stream`s open, by connection and task (spec TE6). */
   private readonly taskStreamsOpen = new Set<string>();
+  private publishing: WebhookPublishing | undefined;
   private logger: EngineLogger | undefined;
   private engine: TaskEngine | undefined;
   /** The untasked types' events (`taskScoped: false`), and their serving. */
@@ -173,7 +174,10 @@ export class EventsFront implements ServerDialect {
     this.logger = logger;
     this.engine = engine;
     const webhooks = this.eventsOptions.webhooks;
-    return webhooks ? publishToWebhooks(engine, webhooks, this.catalog.names, logger) : () => {};
+    if (!webhooks) return () => {};
+    const publishing = publishToWebhooks(engine, webhooks, this.catalog.names, logger);
+    this.publishing = publishing;
+    return () => publishing.stop();
   }
 
   /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */
@@ -357,9 +361,16 @@ export class EventsFront implements ServerDialect {
     if (owner !== undefined) this.onSubscribed?.(owner, subscribed.id);
     // The replay from the cursor goes to this subscription only; a task that ended already ends it after.
     if (subscribed.created && owner !== undefined)
-      await startWebhookSubscription(engine, webhooks, subscription, owner, subscribed.id);
+      await this.inPublishingOrder(subscription.taskId, () =>
+        startWebhookSubscription(engine, webhooks, subscription, owner, subscribed.id),
+      );
     const { created: _created, ...result } = subscribed;
     return { result: { ...result, ...COMPLETE } };
+  }
+
+  /** Runs a new subscription's start in its task's publishing order (WebhookPublishing.serialized), when attached. */
+  private inPublishingOrder(taskId: string, work: () => Promise<void>): Promise<void> {
+    return this.publishing ? this.publishing.serialized(taskId, work) : work();
   }
 
   /** spec V108 V109: by the same key, the principal from auth. */

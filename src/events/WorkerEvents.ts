@@ -47,6 +47,7 @@ export class WorkerEvents {
       // Publishing only: the senders of the server instances deliver what it writes (this one is never started).
       deliveries = new OutboxWebhookDeliveries({ store: store.webhooks });
     } else deliveries = webhooks;
-    return publishToWebhooks(engine, deliveries, this.catalog.names, logger);
+    const publishing = publishToWebhooks(engine, deliveries, this.catalog.names, logger);
+    return () => publishing.stop();
   }
 }

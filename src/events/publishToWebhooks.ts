@@ -8,28 +8,33 @@ import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
  * and once a task's terminal status is queued, ends those subscriptions with the task's ending (spec TS8, TS9, §16.4);
  * a task this process removes ends them too.
  * Ending is the outbox's: it sends `terminated` after every delivery queued before it, and drops none of them.
- * Returns the removal. A failure is logged: the entry is stored already, and poll and push still serve it.
+ * A failure is logged: the entry is stored already, and poll and push still serve it.
  */
 export function publishToWebhooks(
   engine: TaskEngine,
   webhooks: WebhookDeliveries,
   typeNames: readonly string[],
   logger: EngineLogger,
-): () => void {
+): WebhookPublishing {
   // One chain per task: its entries are published in `seq` order, and its subscriptions end only after its last
   // entry was queued (an ending subscription takes no new row).
   const chains = new Map<string, Promise<void>>();
-  const enqueue = (taskId: string, work: () => Promise<void>) => {
-    const chain = (chains.get(taskId) ?? Promise.resolve())
-      .then(work)
-      .catch((error: unknown) =>
-        logger.warn({ taskId, error: String(error) }, 'webhook publish of a task event failed'),
-      );
+  const serialized = <T>(taskId: string, work: () => Promise<T>): Promise<T> => {
+    const run = (chains.get(taskId) ?? Promise.resolve()).then(work);
+    const chain = run.then(
+      () => {},
+      () => {},
+    );
     chains.set(taskId, chain);
     void chain.then(() => {
       if (chains.get(taskId) === chain) chains.delete(taskId);
     });
+    return run;
   };
+  const enqueue = (taskId: string, work: () => Promise<void>) =>
+    void serialized(taskId, work).catch((error: unknown) =>
+      logger.warn({ taskId, error: String(error) }, 'webhook publish of a task event failed'),
+    );
   const endAll = async (taskId: string, ended: ReturnType<typeof taskEndedError>) => {
     for (const name of typeNames) await webhooks.terminate({ name, scope: taskId }, ended);
   };
@@ -46,8 +51,21 @@ export function publishToWebhooks(
   const removed = engine.onTaskRemoved((taskId) =>
     enqueue(taskId, () => endAll(taskId, taskEndedError(taskId, undefined))),
   );
-  return () => {
-    appended();
-    removed();
+  return {
+    stop: () => {
+      appended();
+      removed();
+    },
+    serialized,
   };
+}
+
+/** The publishing of a process's appends (publishToWebhooks). */
+export interface WebhookPublishing {
+  stop(): void;
+  /**
+   * Runs `work` in the task's publishing order: a new subscription's replay, so an event it offers and the same
+   * event's live publishing in this process are never queued at the same moment (each checks what is queued first).
+   */
+  serialized<T>(taskId: string, work: () => Promise<T>): Promise<T>;
 }

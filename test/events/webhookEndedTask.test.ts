@@ -9,7 +9,7 @@ import { verifyWebhook } from '../../src/events/webhooks/verifyWebhook.js';
 import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.js';
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { eventually } from '../helpers/rawWire.js';
-import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
+import { inLogOrder, webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
 import { gates, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
 import { eventsPeer } from './eventsPeer.js';
 
@@ -64,7 +64,7 @@ describe('a webhook subscription to a task that has ended', () => {
     const again = await subscribe();
     expect(again.result?.['id']).toBe(id);
 
-    const arrived = await receiver.waitFor(3, 10_000);
+    const arrived = inLogOrder(await receiver.waitFor(3, 10_000));
     for (const entry of arrived) expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
     expect(arrived.map((entry) => (entry.json['type'] === 'terminated' ? 'terminated' : entry.json['data']))).toEqual([
       { index: 0, of: 2 },

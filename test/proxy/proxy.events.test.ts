@@ -9,7 +9,7 @@ import { verifyWebhook } from '../../src/events/webhooks/verifyWebhook.js';
 import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.js';
 import { startProxy } from '../../src/proxy/index.js';
 import { MemoryStore } from '../../src/stores/memory/MemoryStore.js';
-import { webhookReceiver } from '../webhooks/webhookReceiver.js';
+import { inLogOrder, webhookReceiver } from '../webhooks/webhookReceiver.js';
 import { createMcpTasks, serveHttp } from '../../src/server/index.js';
 import { eventsPeer, openStream } from '../events/eventsPeer.js';
 import {
@@ -237,9 +237,17 @@ describe("webhooks of the proxy's task", () => {
     expect(foreign?.message.replace(taskId, 'ID')).toBe(missing?.message.replace('no-such-task', 'ID'));
     gates.get('webhook')?.();
     expect(textOf(await handle.result())).toBe('3 stages');
-    const stages = (await receiver.waitFor(3, 15_000)).filter((entry) => entry.json['name'] === STAGE).slice(0, 3);
-    for (const entry of stages) expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
-    expect(stages.map((entry) => (entry.json['data'] as { index: number }).index)).toEqual([0, 1, 2]);
+    // Subscribed while the stages were being emitted: the replay and the live publishing queue each one once.
+    const arrived = await receiver.waitFor(4, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const entry of receiver.deliveries())
+      expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
+    expect(
+      inLogOrder(receiver.deliveries()).map(
+        (entry) => entry.json['type'] ?? (entry.json['data'] as { index: number }).index,
+      ),
+    ).toEqual([0, 1, 2, 'terminated']);
+    expect(arrived[3]?.json['error']).toMatchObject({ data: { reason: 'task_terminal', taskId } });
   }, 60_000);
 });
 
@@ -263,7 +271,7 @@ describe('mcp-tasks proxy --webhook-allow-origin', () => {
     await alice.events().subscribe(STAGE, { taskId }, { url: receiver.url, secret, cursor });
     gates.get('cli-webhook')();
     expect(textOf(await handle.result())).toBe('2 stages');
-    const arrived = await receiver.waitFor(3, 15_000);
+    const arrived = inLogOrder(await receiver.waitFor(3, 15_000));
     for (const entry of arrived) expect(() => verifyWebhook(entry.headers, entry.body, secret)).not.toThrow();
     expect(arrived.map((entry) => entry.json['type'] ?? (entry.json['data'] as { index: number }).index)).toEqual([
       0,

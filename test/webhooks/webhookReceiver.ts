@@ -85,3 +85,19 @@ export async function webhookReceiver(path = '/hooks/mcp'): Promise<WebhookRecei
   };
   return receiver;
 }
+
+/**
+ * Deliveries in their task log's order: a subscription's queued events are sent in parallel, so they may arrive in
+ * any order (the cursor rule, V86, is what keeps a receiver safe); control envelopes (`type`) keep their place after
+ * them, where `terminated` always is.
+ */
+export function inLogOrder(deliveries: readonly Received[]): Received[] {
+  const seq = (entry: Received) =>
+    entry.json['type'] !== undefined
+      ? Number.POSITIVE_INFINITY
+      : Number(String(entry.json['eventId']).split(':').pop());
+  return deliveries
+    .map((entry, index) => ({ entry, index }))
+    .sort((a, b) => seq(a.entry) - seq(b.entry) || a.index - b.index)
+    .map(({ entry }) => entry);
+}
