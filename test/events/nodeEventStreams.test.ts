@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { nodeEventStreamsOf } from '../../src/server/http/TasksHttpHandler.js';
 import { createMcpTasks, serveHttp, type HttpServerHandle, type McpTasks } from '../../src/server/index.js';
-import { createEventsServer, EVENT_TYPES, STAGE } from './eventsServer.js';
+import { createEventsServer, EVENT_TYPES, gates, STAGE } from './eventsServer.js';
 import { EVENTS, eventsPeer, method, openStream } from './eventsPeer.js';
 
 function authenticate(request: Request) {
@@ -123,6 +123,39 @@ describe('events/stream on node:http answers as the SDK transport does', () => {
     // The same events, cursors, subscription id and final result.
     expect(node.text).toBe(web.text);
   });
+
+  it('keeps a quiet stream alive with an SSE comment within 15 s of its opening', async () => {
+    const peer = eventsPeer(http.url, as('alice'));
+    const created = await peer.request('tools/call', {
+      name: 'staged',
+      arguments: { stages: 0, stageMs: 0, gate: 'node-keepalive' },
+    });
+    const taskId = created.result?.['taskId'] as string;
+    const controller = new AbortController();
+    const opened = Date.now();
+    const response = await fetch(http.url, {
+      ...init({ name: STAGE, arguments: { taskId }, cursor: null }, as('alice'), 'keepalive'),
+      signal: controller.signal,
+    });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    try {
+      // The heartbeat notification is a minute away (heartbeatMs above): only the transport's comment comes sooner.
+      while (!text.includes('\n: keepalive\n\n') && !text.startsWith(': keepalive\n\n')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      expect(text).toMatch(/(^|\n): keepalive\n\n/);
+      // Every 15 s by the shared timer (generous bound for a loaded machine), not the minute of the heartbeat.
+      expect(Date.now() - opened).toBeLessThan(30_000);
+    } finally {
+      controller.abort();
+      gates.get('node-keepalive')();
+    }
+  }, 45_000);
 
   it('V44: a refusal before the stream opens is the same JSON answer (unknown type, foreign task)', async () => {
     const { taskId } = await staged(1, 1);
