@@ -5,6 +5,7 @@ import { CallbackPolicy } from './CallbackPolicy.js';
 import { deliveryStatusOf, reactivated } from './deliveryHealth.js';
 import { grantTtl } from './grantTtl.js';
 import { resolvesPublicly } from './postWebhook.js';
+import { ReceiverDocuments } from './ReceiverDocuments.js';
 import { VerificationBudget } from './VerificationBudget.js';
 import { verifyEndpoint } from './verifyEndpoint.js';
 import type {
@@ -57,6 +58,7 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
   private readonly sender: WebhookSender;
   private readonly now: () => number;
   private readonly verifications: VerificationBudget;
+  private readonly documents: ReceiverDocuments;
 
   constructor(options: OutboxWebhookDeliveriesOptions) {
     this.store = options.store;
@@ -64,6 +66,7 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
     this.limits = { ...DEFAULT_WEBHOOK_LIMITS, ...options.limits };
     this.now = options.now ?? Date.now;
     this.verifications = new VerificationBudget(this.limits.verificationsPerHostPerMinute);
+    this.documents = new ReceiverDocuments(this.now, this.limits.timeoutMs);
     this.sender = new WebhookSender({
       store: this.store,
       policy: this.policy,
@@ -101,7 +104,9 @@ export class OutboxWebhookDeliveries implements WebhookDeliveries {
           max,
         });
       }
-      const failure = await verifyEndpoint(url, key, id, open, this.limits.timeoutMs); // spec V100, V101
+      // spec V100 (d): a receiver that lists this path in its well-known document has consented; else the handshake.
+      const consented = await this.documents.consents(url, open);
+      const failure = consented ? undefined : await verifyEndpoint(url, key, id, open, this.limits.timeoutMs); // V101
       if (failure)
         throw new WebhookError('callback_endpoint_error', `The endpoint failed verification: ${failure}`, {
           reason: failure,

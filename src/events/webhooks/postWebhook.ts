@@ -87,6 +87,23 @@ export function postWebhook(
   open: boolean,
   timeoutMs = WEBHOOK_TIMEOUT_MS,
 ): Promise<PostOutcome> {
+  return send('POST', url, headers, body, open, timeoutMs, MAX_RESPONSE_BYTES);
+}
+
+/** One GET on the same guarded path (a receiver's well-known document), its 2xx body read up to `maxBytes`. */
+export function getWebhookDocument(url: URL, open: boolean, timeoutMs: number, maxBytes: number): Promise<PostOutcome> {
+  return send('GET', url, { accept: 'application/json' }, undefined, open, timeoutMs, maxBytes);
+}
+
+function send(
+  method: 'GET' | 'POST',
+  url: URL,
+  headers: Record<string, string>,
+  body: string | undefined,
+  open: boolean,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<PostOutcome> {
   if (!open && literalRefused(url)) return Promise.resolve({ ok: false, failure: 'connection_refused' });
   const secure = url.protocol === 'https:';
   const agent = (open ? agents.open : agents.guarded)[secure ? 'https' : 'http'];
@@ -101,19 +118,23 @@ export function postWebhook(
     };
     const req = request(
       url,
-      { method: 'POST', agent, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      {
+        method,
+        agent,
+        headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
       (res) => {
         const status = res.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (chunk: Buffer) => {
-          if (!ok || size >= MAX_RESPONSE_BYTES) return;
+          if (!ok || size >= maxBytes) return;
           chunks.push(chunk);
           size += chunk.length;
         });
         res.on('end', () => {
-          if (ok) finish({ ok, status, body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_BYTES).toString('utf8') });
+          if (ok) finish({ ok, status, body: Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8') });
           else finish({ ok, status, failure: status >= 500 ? 'http_5xx' : 'http_4xx' });
         });
         res.on('error', (error) => finish({ ok: false, failure: failureOf(error) }));
