@@ -8,13 +8,8 @@ import { SqliteStore } from '../../src/stores/sqlite/index.js';
 import type { ModernPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
-import { gates, NOTE, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { gates, NOTE, STAGE, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 import { eventsPeer, method, openStream } from './eventsPeer.js';
-
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
-}
 
 describe('the conformance diagnostic controls of live streams (EVENTS-SPEC §14)', () => {
   let server: EventsServer;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { requireService } from '../helpers/services.js';
-import { gates, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { gates, STAGE, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 import { eventsPeer, method, openStream } from './eventsPeer.js';
 
 /**
@@ -13,10 +13,6 @@ const STORES: Array<[string, string | undefined]> = [
   ['PostgreSQL', requireService('PostgreSQL', 'MCP_TASKS_TEST_POSTGRES_URL')],
 ];
 
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
-}
 const as = (who: string) => ({ authorization: `Bearer ${who}` });
 
 for (const [name, url] of STORES) {

@@ -10,14 +10,9 @@ import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.j
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { tempDir } from '../helpers/tmp.js';
 import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
-import { gates, NOTE, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { gates, NOTE, STAGE, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 
 const STATUS = 'io.github.mcp-tasks.task_status';
-
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
-}
 
 describe('client.events(): the Events requests for any type', () => {
   let server: EventsServer;

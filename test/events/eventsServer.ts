@@ -50,6 +50,12 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The tests' `authenticate` hook: any bearer token is a principal of that name; none is anonymous. */
+export function authenticate(request: Request) {
+  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
+  return token ? { token, clientId: token, scopes: [] } : undefined;
+}
+
 /** A server whose tools emit events: `staged` (a plain handler) and `staged_workflow` (journaled step.emit). */
 export function createEventsServer(): McpServer {
   const server = new McpServer({ name: 'events-test', version: '1.0.0' });

@@ -9,7 +9,7 @@ import { SqliteStore } from '../../src/stores/sqlite/index.js';
 import type { ModernPeer } from '../helpers/rawWire.js';
 import { tempDir } from '../helpers/tmp.js';
 import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
-import { EVENT_TYPES, startEventsServer, type EventsServer } from './eventsServer.js';
+import { EVENT_TYPES, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 import { eventsPeer, method, openStream } from './eventsPeer.js';
 
 const DEPLOY = 'com.example.deploy_finished';
@@ -32,11 +32,6 @@ const UNTASKED: NonNullable<EventsOptions['types']> = [
     maxSubscriptions: 1,
   },
 ];
-
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

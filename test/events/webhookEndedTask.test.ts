@@ -10,13 +10,8 @@ import { generateWebhookSecret } from '../../src/events/webhooks/webhookSecret.j
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { eventually } from '../helpers/rawWire.js';
 import { inLogOrder, webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
-import { gates, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { gates, STAGE, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 import { eventsPeer } from './eventsPeer.js';
-
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
-}
 
 describe('a webhook subscription to a task that has ended', () => {
   let receiver: WebhookReceiver;

@@ -9,7 +9,7 @@ import type {
 } from '../../src/events/index.js';
 import { WebhookError } from '../../src/events/webhooks/WebhookError.js';
 import { eventually } from '../helpers/rawWire.js';
-import { gates, STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { gates, STAGE, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 import { eventsPeer } from './eventsPeer.js';
 
 /**
@@ -72,11 +72,6 @@ class RecordingDeliveries implements WebhookDeliveries {
   }
   start() {}
   async stop() {}
-}
-
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
 }
 
 const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;

@@ -20,7 +20,7 @@ import { RedisStore } from '../../src/stores/redis/index.js';
 import { isolatedQueue } from '../distributed/backends.js';
 import { requireService } from '../helpers/services.js';
 import { webhookReceiver, type WebhookReceiver } from '../webhooks/webhookReceiver.js';
-import { STAGE, startEventsServer, type EventsServer } from './eventsServer.js';
+import { STAGE, startEventsServer, type EventsServer, authenticate } from './eventsServer.js';
 import { eventsPeer } from './eventsPeer.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/eventsWorker.mjs', import.meta.url));
@@ -28,11 +28,6 @@ const WORKER = fileURLToPath(new URL('./fixtures/eventsWorker.mjs', import.meta.
 const dist = process.env['MCP_TASKS_TEST_DIST'] ?? fileURLToPath(new URL('../../dist', import.meta.url));
 const built = existsSync(join(dist, 'src/events/WorkerEvents.js'));
 const STATUS = 'io.github.mcp-tasks.task_status';
-
-function authenticate(request: Request) {
-  const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
-  return token ? { token, clientId: token, scopes: [] } : undefined;
-}
 
 const redisUrl = requireService('Redis', 'MCP_TASKS_TEST_REDIS_URL');
 
