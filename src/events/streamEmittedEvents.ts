@@ -84,8 +84,12 @@ export async function streamEmittedEvents(
       }
       for (;;) {
         const { events, more, gap } = subscription.next(BATCH);
-        // spec V50: events this stream had not sent were dropped: a fresh active, then on from the oldest kept.
-        if (gap) await notify(EventsNotification.active, { cursor: subscription.cursor, truncated: true });
+        // spec V50 V33: events this stream had not sent were dropped: a fresh active whose cursor is where it goes on
+        // (before the oldest kept it sends next), then those events.
+        if (gap) {
+          const cursor = events[0] ? ring.encode(events[0].seq) : subscription.cursor;
+          await notify(EventsNotification.active, { cursor, truncated: true });
+        }
         for (const entry of events) {
           if (ctx.signal.aborted) return { noResponse: true };
           await notify(EventsNotification.event, { ...emittedOccurrence(ring, entry) });

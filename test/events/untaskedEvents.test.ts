@@ -206,6 +206,31 @@ describe('untasked event types: emitted by the author’s code, served by poll, 
     await stream.done;
   });
 
+  it('V50: a push stream whose ring dropped events it had not sent says so with a fresh active, then goes on from the oldest kept', async () => {
+    const stream = await openStream(server.http.url, { name: SMALL }, { id: 'lagging' });
+    await stream.next(method('notifications/events/active'));
+    // Ten appends in one turn of the event loop: the ring keeps 3 before the stream's next read.
+    await Promise.all(Array.from({ length: 10 }, (_, i) => emit(SMALL, 500 + i)));
+    await stream.next(
+      (m) => method('notifications/events/event')(m) && (m.params?.['data'] as { n: number }).n === 509,
+    );
+    const actives = stream.messages.filter(method('notifications/events/active'));
+    expect(actives.map((m) => m.params?.['truncated'])).toEqual([false, true]);
+    expect(stream.messages.filter(method('notifications/events/event')).map((m) => m.params?.['data'])).toEqual([
+      { n: 507 },
+      { n: 508 },
+      { n: 509 },
+    ]);
+    // The fresh active comes before the kept events, and its cursor resumes at the oldest kept.
+    const gapAt = stream.messages.indexOf(actives[1] as (typeof stream.messages)[number]);
+    const firstEvent = stream.messages.findIndex(method('notifications/events/event'));
+    expect(gapAt).toBeLessThan(firstEvent);
+    const resumed = await poll(alice, { name: SMALL, cursor: actives[1]?.params?.['cursor'] });
+    expect(occurrences(resumed).map((event) => event['data'])).toEqual([{ n: 507 }, { n: 508 }, { n: 509 }]);
+    stream.close();
+    await stream.done;
+  });
+
   it('V60 V73 V86: a webhook subscription replays from its cursor and receives live events; addressed ones only its principal’s', async () => {
     const cursor = (await poll(alice, { name: DEPLOY, cursor: null })).result?.['cursor'];
     const replayed = await emit(DEPLOY, 300);
