@@ -88,6 +88,13 @@ interface Lifecycle {
   answeredAt?: number;
 }
 
+/**
+ * Recovery must end within this of the fault's end (docs/deployment.md, "Faults survived"): with `leaseMs` 3 s, a
+ * lease of steady store, a lease, the recovery interval, the run and a reconnect come to about 8 s; the rest is
+ * headroom for a loaded 2-core machine (one CI run measured 10.8 s for Redis down 20 s).
+ */
+export const RECOVERY_BOUND_MS = 15_000;
+
 export const SCENARIOS: FaultScenario[] = [
   {
     name: 'redis-down-20s',

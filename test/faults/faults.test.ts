@@ -1,12 +1,12 @@
 // The fault suite: each scenario of bench/faultScenarios.ts (real Redis, PostgreSQL and SQLite of its own, the fixture
 // server and workers as processes from dist/, kill -9, SIGSTOP, pg_ctl, a full tmpfs) must end with nothing lost,
 // stuck, run twice though not retry-safe, failed with a wrong error, discarded after it finished or run after its
-// creation was refused, no request left unanswered, no process crashed, and recovery within 10 s of the fault's end.
+// creation was refused, no request left unanswered, no process crashed, and recovery within 15 s of the fault's end.
 // In CI (CI=true) a scenario whose service binary is missing fails instead of being skipped; the full-disk scenario
 // needs root to mount its tmpfs and is skipped without it.
 import { describe, expect, it } from 'vitest';
 
-import { runScenario, SCENARIOS, unavailableReason } from '../../bench/faultScenarios.js';
+import { RECOVERY_BOUND_MS, runScenario, SCENARIOS, unavailableReason } from '../../bench/faultScenarios.js';
 
 const inCi = process.env['CI'] === 'true';
 
@@ -43,7 +43,8 @@ describe('faults of real deployments', () => {
         unanswered: 0,
         crashes: 0,
       });
-      expect(counts.recoveryMs, report).toBeLessThanOrEqual(10_000);
+      // The documented bound (docs/deployment.md) with headroom for a loaded 2-core CI machine.
+      expect(counts.recoveryMs, report).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
       expect(counts.notes, report).toEqual([]);
     });
   }
