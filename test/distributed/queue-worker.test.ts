@@ -3,7 +3,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { TaskEngine, type EngineLogger, type TaskStore, type TaskWork } from '../../src/engine/index.js';
-import { QueueExecutor, QueueUnavailableError, QueueWorker, taskJobId } from '../../src/executors/index.js';
+import {
+  QueueExecutor,
+  QueueUnavailableError,
+  QueueWorker,
+  TASK_JOB_NAME,
+  taskJobId,
+} from '../../src/executors/index.js';
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { eventually } from '../helpers/rawWire.js';
 import { isolatedQueue } from './backends.js';
@@ -154,6 +160,61 @@ if (redisUrl) {
       });
       expect(done.attempts).toBe(1);
       expect(lines.some((line) => line.message === 'task job handed back to the queue')).toBe(true);
+    });
+
+    // A creation queues its job, then inserts; an insert that waited out a store outage lands after the worker first
+    // looked for the task. The job is looked at again, not dropped, so the task is not left stored with no run.
+    it('runs a job whose task is stored well after the job was queued (an insert that waited out an outage)', async () => {
+      const inner = new MemoryStore();
+      const { engine, executor, startWorker } = await setup({ store: inner });
+      const scratch = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+      const { task } = await scratch.create({ owner: 'o', request, dialect: 't', run: false });
+      await scratch.close();
+      const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
+      let ran = 0;
+      await startWorker(async () => {
+        ran++;
+        return ok;
+      }, recordingLogger(lines));
+      // Queued 8 s ago: past the short in-place wait for the insert.
+      await executor.queue.add(
+        TASK_JOB_NAME,
+        { taskId: task.taskId, attempt: 1 },
+        { jobId: taskJobId(task.taskId, 1), timestamp: Date.now() - 8_000 },
+      );
+      await eventually(() =>
+        lines.some(
+          (line) => line.message === 'task job handed back to the queue' && line.fields['taskId'] === task.taskId,
+        ),
+      );
+      expect(await inner.insert(task)).toEqual({ inserted: true });
+      const done = await eventually(async () => {
+        const record = await engine.get('o', task.taskId);
+        return record.status === 'completed' ? record : undefined;
+      });
+      expect(done.attempts).toBe(1);
+      expect(ran).toBe(1);
+    });
+
+    it('drops a job whose task is still not stored long after the job was queued (its creation was refused)', async () => {
+      const { executor, startWorker } = await setup();
+      let ran = 0;
+      await startWorker(async () => {
+        ran++;
+        return ok;
+      });
+      const taskId = 'never-stored';
+      await executor.queue.add(
+        TASK_JOB_NAME,
+        { taskId, attempt: 1 },
+        { jobId: taskJobId(taskId, 1), timestamp: Date.now() - 60_000 },
+      );
+      const job = await eventually(async () => {
+        const found = await executor.queue.getJob(taskJobId(taskId, 1));
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.returnvalue).toMatchObject({ outcome: 'skipped', reason: 'the task no longer exists' });
+      expect(ran).toBe(0);
     });
 
     it('fails the task with a clear statusMessage when Redis does not take its job', async () => {

@@ -105,11 +105,27 @@ async function startDeliverer(
   says = 'ready',
 ): Promise<ChildProcess> {
   const child = spawn(process.execPath, [fixture, ...args, origin, String(leaseMs)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  const [chunk] = (await once(child.stdout as NodeJS.ReadableStream, 'data')) as [Buffer];
-  expect(chunk.toString()).toContain(says);
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    process.stderr.write(chunk);
+  });
+  // A child that dies or stalls before it is ready fails the test with its own words, not the test's timeout.
+  const first = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${fixture} not ${says} within 20 s; stderr:\n${stderr}`)), 20_000);
+    child.stdout?.once('data', (chunk: Buffer) => {
+      clearTimeout(timer);
+      resolve(chunk.toString());
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`${fixture} exited (${code ?? signal}) before it was ${says}; stderr:\n${stderr}`));
+    });
+  });
+  expect(first).toContain(says);
   return child;
 }
 

@@ -4,7 +4,9 @@ import { hostname } from 'node:os';
 import { DelayedError, Worker, type Job } from 'bullmq';
 
 import {
+  CREATE_WAIT_MS,
   isTerminal,
+  STORE_WAIT_MS,
   TaskRunner,
   type TaskWatch,
   type EngineHandle,
@@ -78,7 +80,7 @@ export interface QueueWorkerOptions {
 type JobClaim =
   | { kind: 'run'; task: TaskRecord }
   | { kind: 'skip'; reason: string }
-  | { kind: 'requeue'; reason: string }
+  | { kind: 'requeue'; reason: string; delayMs?: number }
   | { kind: 'defer'; reason: string };
 
 const silent: EngineLogger = { info() {}, warn() {}, error() {} };
@@ -269,7 +271,7 @@ export class QueueWorker {
     if (claim.kind === 'requeue') {
       // The run has not started: give the job back to the queue rather than drop it.
       this.logger.warn({ taskId, attempt, reason: claim.reason }, 'task job handed back to the queue');
-      await job.moveToDelayed(Date.now() + 1000, token);
+      await job.moveToDelayed(Date.now() + (claim.delayMs ?? 1000), token);
       throw new DelayedError();
     }
     return this.run(claim.task, attempt, watch);
@@ -284,7 +286,7 @@ export class QueueWorker {
       if (this.stopping) return { kind: 'requeue', reason: 'the worker is shutting down' };
       try {
         const record = await this.storedTask(taskId, queuedAt);
-        if (!record) return { kind: 'skip', reason: 'the task no longer exists' };
+        if (!record) return this.missing(queuedAt);
         if (isTerminal(record.status)) return { kind: 'skip', reason: `the task is already ${record.status}` };
         if (this.engine.isExpired(record, Date.now())) return { kind: 'skip', reason: 'the task has expired' };
         if (this.runner.has(taskId)) return { kind: 'skip', reason: 'this worker is already running the task' };
@@ -315,6 +317,23 @@ export class QueueWorker {
         await sleep(Math.min(100 * 2 ** failures, 2000));
       }
     }
+  }
+
+  /**
+   * A job whose task is not stored (yet). The creation queues the job before its insert, and an insert that waits out
+   * a store outage (up to the creation's bound, then the confirmation of a lost reply) can land long after the job was
+   * queued: dropping the job then would leave that task stored with no run on its way. So the job is looked at again,
+   * less and less often, until INSERT_SETTLED_MS after it was queued; only then is it dropped (the creation was refused
+   * or its task removed).
+   */
+  private missing(queuedAt: number): JobClaim {
+    const age = Date.now() - queuedAt;
+    if (age >= INSERT_SETTLED_MS) return { kind: 'skip', reason: 'the task no longer exists' };
+    return {
+      kind: 'requeue',
+      reason: 'the task is not stored yet: its creation may still be waiting for the store',
+      delayMs: Math.min(Math.max(1000, Math.floor(age / 2)), INSERT_SETTLED_MS - age),
+    };
   }
 
   /** Runs a claimed task through the engine's run path (TaskRunner), then frees the slots admission took. */
@@ -354,8 +373,14 @@ export class QueueWorker {
   }
 }
 
-/** How long a job may wait for its task to be stored: the server queues the job just before inserting the task. */
+/** How long a job waits in place for its task to be stored: the server queues the job just before inserting it. */
 const INSERT_GRACE_MS = 5000;
+
+/**
+ * How long after its job was queued a creation's insert may still land: the creation's wait (CREATE_WAIT_MS), then
+ * the confirmation of an insert whose reply was lost (STORE_WAIT_MS after the loss), with room for a slow store.
+ */
+const INSERT_SETTLED_MS = 2 * (CREATE_WAIT_MS + STORE_WAIT_MS);
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
