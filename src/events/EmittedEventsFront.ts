@@ -20,6 +20,7 @@ import type { SubscriptionQuota } from './SubscriptionQuota.js';
 import type { SubscriptionRequest } from './TaskEventSubscription.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
 import { webhookRefusal } from './webhookRefusal.js';
+import type { EventAccess } from './EventAccess.js';
 
 const COMPLETE = { resultType: ResultType.complete } as const;
 /** The poll interval advised for an untasked type (spec V37). */
@@ -33,6 +34,8 @@ export interface EmittedServing {
   quota: SubscriptionQuota | undefined;
   streams: StreamCounts;
   controls: StreamControls | undefined;
+  /** The operator's event authorization: re-verified while a push stream lives (spec V65). */
+  access?: EventAccess;
   maxPollEvents: number;
   heartbeatMs: number;
   /** Told of every subscription created or refreshed (the conformance controls look them up by id). */
@@ -96,6 +99,7 @@ export class EmittedEventsFront {
         { heartbeatMs: this.serving.heartbeatMs },
         Date.now,
         this.serving.controls,
+        this.serving.access?.forStream(ctx.caller, parsed.name, parsed.arguments),
       );
     } finally {
       release();

@@ -1,6 +1,5 @@
 import type { EngineLogger, TaskEngine, TaskRecord } from '../engine/index.js';
 import type {
-  Caller,
   Answerer,
   DialectAnswer,
   DialectContext,
@@ -21,7 +20,6 @@ import {
   SubscribeEventsParamsSchema,
   TasksStreamMethod,
   TasksStreamParamsSchema,
-  UnsubscribeEventsParamsSchema,
   type DeliveryMode,
   type EventSource,
   type EventsCapability,
@@ -44,6 +42,8 @@ import { taskEndedError, TaskEventSubscription } from './TaskEventSubscription.j
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
 import { webhookRefusal } from './webhookRefusal.js';
 import { parse } from './parseEventParams.js';
+import { unsubscribeTaskEvents } from './unsubscribeTaskEvents.js';
+import { DEFAULT_REVERIFY_MS, EventAccess, type EventAuthorizer } from './EventAccess.js';
 
 /** Serving the Events extension (docs/events.md). */
 export interface EventsOptions {
@@ -54,6 +54,15 @@ export interface EventsOptions {
    * `events/subscribe` answers -32014 (spec V12).
    */
   webhooks?: WebhookDeliveries;
+  /**
+   * May an authenticated principal receive events of a type with given arguments (spec V64)? Asked at every
+   * `events/poll`, `events/stream` and `events/subscribe` (a refusal is -32012), and again at most every `reverifyMs`
+   * while a push stream or a task's webhook subscription lives (V65: a refusal ends it with `terminated`, -32012).
+   * Default: every principal may receive every type (task-scoped types only ever serve the caller's own tasks).
+   */
+  authorize?: EventAuthorizer;
+  /** How often live subscriptions are re-verified with `authorize`. Default 60 s. */
+  reverifyMs?: number;
   /** Concurrent `events/stream`s one caller may hold (spec TS13). Default 100. */
   maxStreamsPerOwner?: number;
   /** Concurrent `events/stream`s in this process, every caller together. Default 10,000. */
@@ -110,6 +119,7 @@ export class EventsFront implements ServerDialect {
   private readonly emittedFront: EmittedEventsFront;
   private readonly quota: SubscriptionQuota | undefined;
   private readonly onSubscribed: ((owner: string, id: string) => void) | undefined;
+  private readonly access: EventAccess;
 
   constructor(private readonly eventsOptions: EventsOptions = {}) {
     const delivery: DeliveryMode[] = eventsOptions.webhooks ? ['poll', 'push', 'webhook'] : ['poll', 'push'];
@@ -121,6 +131,7 @@ export class EventsFront implements ServerDialect {
       maxPollEvents: eventsOptions.maxPollEvents ?? DEFAULTS.maxPollEvents,
     };
     this.streams = new StreamCounts(this.options.maxStreamsPerOwner, this.options.maxStreams);
+    this.access = new EventAccess(eventsOptions.authorize, eventsOptions.reverifyMs ?? DEFAULT_REVERIFY_MS);
     const webhooks = eventsOptions.webhooks;
     this.quota = webhooks
       ? new SubscriptionQuota(
@@ -143,6 +154,7 @@ export class EventsFront implements ServerDialect {
       quota: this.quota,
       streams: this.streams,
       controls: this.streamControls,
+      access: this.access,
       maxPollEvents: this.options.maxPollEvents,
       heartbeatMs: this.options.heartbeatMs,
       onSubscribed: (owner, id) => this.onSubscribed?.(owner, id),
@@ -175,7 +187,7 @@ export class EventsFront implements ServerDialect {
     this.engine = engine;
     const webhooks = this.eventsOptions.webhooks;
     if (!webhooks) return () => {};
-    const publishing = publishToWebhooks(engine, webhooks, this.catalog.names, logger);
+    const publishing = publishToWebhooks(engine, webhooks, this.catalog.names, logger, this.access);
     this.publishing = publishing;
     return () => publishing.stop();
   }
@@ -247,6 +259,9 @@ export class EventsFront implements ServerDialect {
     const params = paramsOf(request);
     if (!params) throw new RpcError(ErrorCodes.INVALID_PARAMS, 'Invalid params: params must be an object');
     const name = request.method === EventsMethod.list ? undefined : params['name'];
+    // spec V64: an authenticated caller's access to a known type, before anything of it is served.
+    if (typeof name === 'string' && this.catalog.has(name) && request.method !== EventsMethod.unsubscribe)
+      await this.access.check(ctx.caller, name, params['arguments']);
     if (typeof name === 'string' && this.catalog.isUntasked(name))
       return this.emittedFront.answer(request, params, ctx);
     switch (request.method) {
@@ -259,7 +274,7 @@ export class EventsFront implements ServerDialect {
       case EventsMethod.subscribe:
         return this.subscribe(params, ctx);
       default:
-        return this.unsubscribe(params, ctx.caller);
+        return unsubscribeTaskEvents(this.catalog, this.eventsOptions.webhooks, params, ctx.caller);
     }
   }
 
@@ -313,6 +328,7 @@ export class EventsFront implements ServerDialect {
             'events/stream: the event log could not be read',
           ),
         this.streamControls,
+        this.access.forStream(ctx.caller, parsed.name, parsed.arguments),
       );
     } finally {
       release();
@@ -371,28 +387,5 @@ export class EventsFront implements ServerDialect {
   /** Runs a new subscription's start in its task's publishing order (WebhookPublishing.serialized), when attached. */
   private inPublishingOrder(taskId: string, work: () => Promise<void>): Promise<void> {
     return this.publishing ? this.publishing.serialized(taskId, work) : work();
-  }
-
-  /** spec V108 V109: by the same key, the principal from auth. */
-  private async unsubscribe(params: Record<string, unknown>, caller: Caller): Promise<DialectAnswer> {
-    const parsed = parse(UnsubscribeEventsParamsSchema, params);
-    if (!this.catalog.has(parsed.name))
-      throw new RpcError(ErrorCodes.EVENTS_NOT_FOUND, `Unknown event type: ${parsed.name}`, { kind: 'event' });
-    const webhooks = this.eventsOptions.webhooks;
-    if (!webhooks)
-      throw new RpcError(ErrorCodes.EVENTS_UNSUPPORTED, `Event type ${parsed.name} does not offer webhook delivery`, {
-        feature: 'deliveryMode',
-        value: 'webhook',
-      });
-    const taskId = this.catalog.taskOf(parsed.arguments);
-    await webhookRefusal(() =>
-      webhooks.unsubscribe({
-        owner: caller.authenticated ? caller.owner : undefined,
-        name: parsed.name,
-        arguments: { taskId },
-        url: parsed.delivery.url,
-      }),
-    );
-    return { result: { ...COMPLETE } };
   }
 }

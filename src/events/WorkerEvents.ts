@@ -1,5 +1,6 @@
 import type { EngineLogger, TaskEngine, TaskStore } from '../engine/index.js';
 import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
+import { DEFAULT_REVERIFY_MS, EventAccess, type EventAuthorizer } from './EventAccess.js';
 import { publishToWebhooks } from './publishToWebhooks.js';
 import { OutboxWebhookDeliveries } from './webhooks/OutboxWebhookDeliveries.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
@@ -15,6 +16,12 @@ export interface WorkerEventsOptions {
    * task run by this worker hear nothing of it.
    */
   webhooks?: boolean | WebhookDeliveries;
+  /**
+   * The server instances' `events.authorize`: with `webhooks`, a task's webhook subscriptions are re-verified with it
+   * as this worker publishes (spec V65), every `reverifyMs` (default 60 s) at most.
+   */
+  authorize?: EventAuthorizer;
+  reverifyMs?: number;
 }
 
 /**
@@ -47,7 +54,8 @@ export class WorkerEvents {
       // Publishing only: the senders of the server instances deliver what it writes (this one is never started).
       deliveries = new OutboxWebhookDeliveries({ store: store.webhooks });
     } else deliveries = webhooks;
-    const publishing = publishToWebhooks(engine, deliveries, this.catalog.names, logger);
+    const access = new EventAccess(this.options.authorize, this.options.reverifyMs ?? DEFAULT_REVERIFY_MS);
+    const publishing = publishToWebhooks(engine, deliveries, this.catalog.names, logger, access);
     return () => publishing.stop();
   }
 }

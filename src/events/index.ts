@@ -1,6 +1,7 @@
 // The Events extension's entry for the other layers (server): event types, poll / push / webhook serving from each
 // task's event log.
 export * from './EventCatalog.js';
+export type { EventAccessRequest, EventAuthorizer } from './EventAccess.js';
 export * from './EventsFront.js';
 export * from './publishToWebhooks.js';
 export * from './taskEventCursor.js';

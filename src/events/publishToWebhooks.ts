@@ -2,6 +2,7 @@ import { isTerminal, TASK_STATUS_EVENT, type EngineLogger, type TaskEngine, type
 import { webhookEventOf } from './taskEventOccurrence.js';
 import { taskEndedError } from './TaskEventSubscription.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
+import { ACCESS_REVOKED, principalOf, type EventAccess } from './EventAccess.js';
 
 /**
  * Offers every entry appended in this process to the webhook subscriptions of its type and task (the owner's only),
@@ -15,6 +16,8 @@ export function publishToWebhooks(
   webhooks: WebhookDeliveries,
   typeNames: readonly string[],
   logger: EngineLogger,
+  /** The operator's event authorization, re-verified for the task's owner while its subscriptions live (spec V65). */
+  access?: EventAccess,
 ): WebhookPublishing {
   // One chain per task: its entries are published in `seq` order, and its subscriptions end only after its last
   // entry was queued (an ending subscription takes no new row).
@@ -41,7 +44,13 @@ export function publishToWebhooks(
   const appended = engine.onEventAppended((task, event) => {
     const status = event.type === TASK_STATUS_EVENT ? (event.data['status'] as TaskStatus) : undefined;
     enqueue(task.taskId, async () => {
-      await webhooks.publish(webhookEventOf(task, event));
+      const queued = await webhooks.publish(webhookEventOf(task, event));
+      // spec V65 V110: asked only of a task someone subscribes to (its owner is then a principal); on a revocation the
+      // event just queued still goes, then `terminated` (-32012) ends the task's subscriptions of that type.
+      const principal = queued > 0 && access?.checked ? principalOf(task.owner) : undefined;
+      const request = principal && { principal, name: event.type, arguments: { taskId: task.taskId } };
+      if (request && !(await (access as EventAccess).stillAllowed(request)))
+        await webhooks.terminate({ name: event.type, scope: task.taskId }, ACCESS_REVOKED);
       if (status !== undefined && isTerminal(status))
         await endAll(task.taskId, taskEndedError(task.taskId, { ...task, status }));
     });

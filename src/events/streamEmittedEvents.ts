@@ -4,6 +4,7 @@ import { EventsNotification, ResultType, SUBSCRIPTION_ID_META, type EventsErrorB
 import { emittedOccurrence, type EmitSubscription } from './EmitSubscription.js';
 import type { StreamControl, StreamControls } from './StreamControls.js';
 import type { StreamTiming } from './streamTaskEvents.js';
+import { ACCESS_REVOKED, type StreamAccess } from './EventAccess.js';
 
 /** Events sent per read while catching up, so a backlog is paced by the stream's writes. */
 const BATCH = 100;
@@ -42,6 +43,8 @@ export async function streamEmittedEvents(
   timing: Pick<StreamTiming, 'heartbeatMs'>,
   now: () => number,
   controls?: StreamControls,
+  /** The caller's access, re-verified while the stream lives (spec V65). */
+  access?: StreamAccess,
 ): Promise<DialectAnswer> {
   const meta = { [SUBSCRIPTION_ID_META]: request.id };
   const notify = (method: string, params: Record<string, unknown>) =>
@@ -97,6 +100,9 @@ export async function streamEmittedEvents(
         if (gap || events.length > 0) lastSent = now();
         if (!more) break;
       }
+      // spec V65 V110: a principal whose access was revoked hears `terminated` (-32012), then the final frame.
+      if (access && !(await access.stillAllowed())) return await end(ACCESS_REVOKED);
+      if (ctx.signal.aborted) return { noResponse: true };
       const at = now();
       if (at - lastSent >= timing.heartbeatMs) {
         // spec V53 V54: a data frame carrying the cursor, never an SSE comment.
@@ -105,7 +111,8 @@ export async function streamEmittedEvents(
       }
       if (woken) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, timing.heartbeatMs - (at - lastSent)));
+        const waitMs = Math.min(Math.max(1, timing.heartbeatMs - (at - lastSent)), access?.everyMs ?? Infinity);
+        const timer = setTimeout(resolve, waitMs);
         wake = () => {
           clearTimeout(timer);
           resolve();

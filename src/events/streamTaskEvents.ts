@@ -5,6 +5,7 @@ import { EventsNotification, ResultType, SUBSCRIPTION_ID_META, type EventsErrorB
 import { cursorAfter, taskEventOccurrence } from './taskEventOccurrence.js';
 import type { StreamControl, StreamControls } from './StreamControls.js';
 import { DRAIN_MS, taskEndedError, type TaskEventSubscription } from './TaskEventSubscription.js';
+import { ACCESS_REVOKED, type StreamAccess } from './EventAccess.js';
 
 /** What `events_conformance_yield_error` sends (a transient failure: the stream stays open). */
 const CONTROL_ERROR: EventsErrorBody = {
@@ -46,6 +47,8 @@ export async function streamTaskEvents(
   onFailure?: (error: unknown) => void,
   /** The conformance controls of the process (EVENTS-SPEC §14), when served. */
   controls?: StreamControls,
+  /** The caller's access, re-verified while the stream lives (spec V65). */
+  access?: StreamAccess,
 ): Promise<DialectAnswer> {
   const meta = { [SUBSCRIPTION_ID_META]: request.id };
   const notify = (method: string, params: Record<string, unknown>) => {
@@ -135,6 +138,12 @@ export async function streamTaskEvents(
       }
       const status = state?.task.status;
       state = null;
+      // spec V65 V110: a principal whose access was revoked hears `terminated` (-32012), then the final frame.
+      if (access && !(await access.stillAllowed())) {
+        await notify(EventsNotification.terminated, { error: ACCESS_REVOKED });
+        return { result: { resultType: ResultType.complete, _meta: meta } };
+      }
+      if (ctx.signal.aborted) return { noResponse: true };
       const now = engine.clock.now();
       if (now - lastSent >= timing.heartbeatMs) {
         // spec V53 V54: a data frame carrying the cursor, never an SSE comment.
@@ -144,6 +153,7 @@ export async function streamTaskEvents(
       if (woken && !failing) continue;
       const waitMs = Math.min(
         timing.recheckMs,
+        access?.everyMs ?? Infinity,
         Math.max(1, timing.heartbeatMs - (now - lastSent)),
         status === undefined || status === 'working' || status === 'input_required' ? Infinity : DRAIN_MS / 4,
       );

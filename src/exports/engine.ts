@@ -94,7 +94,13 @@ export type {
 export type { EmittedEvent, EventAppendedListener, EventCheck } from '../engine/index.js';
 export { TASK_STATUS_EVENT } from '../engine/index.js';
 // The runtime's `events` option (docs/events.md).
-export { EventCatalog, type EventsOptions, type EventTypeOptions } from '../events/index.js';
+export {
+  EventCatalog,
+  type EventAccessRequest,
+  type EventAuthorizer,
+  type EventsOptions,
+  type EventTypeOptions,
+} from '../events/index.js';
 export type { DeliveryMode, EventDescriptor } from '../protocol/index.js';
 // What the `events.webhooks` option plugs in (docs/webhooks.md).
 export type {
