@@ -1,7 +1,7 @@
 // The fault suite: each scenario of bench/faultScenarios.ts (real Redis, PostgreSQL and SQLite of its own, the fixture
 // server and workers as processes from dist/, kill -9, SIGSTOP, pg_ctl, a full tmpfs) must end with nothing lost,
 // stuck, run twice though not retry-safe, failed with a wrong error, discarded after it finished or run after its
-// creation was refused, no request left unanswered, no process crashed, and recovery within 15 s of the fault's end.
+// creation was refused, no request left unanswered, no process crashed, and recovery within 10 s of the fault's end.
 // In CI (CI=true) a scenario whose service binary is missing fails instead of being skipped; the full-disk scenario
 // needs root to mount its tmpfs and is skipped without it.
 import { describe, expect, it } from 'vitest';
