@@ -39,11 +39,19 @@ export const ACCESS_REVOKED: EventsErrorBody = {
   data: { reason: 'revoked' },
 };
 
-/** A live push stream's re-verification (spec V65): asked at least every `everyMs`; false ends the stream. */
+/** A live push stream's re-verification (spec V65): why it must end now, if it must, and when to ask again. */
 export interface StreamAccess {
-  everyMs: number;
-  stillAllowed(): Promise<boolean>;
+  /** The longest wait before `ended` is asked again. */
+  nextCheckMs(): number;
+  ended(): Promise<EventsErrorBody | undefined>;
 }
+
+/** What ends a push stream whose credential expired: the requestor opens a new one with a fresh token and its cursor. */
+export const CREDENTIALS_EXPIRED: EventsErrorBody = {
+  code: ErrorCodes.EVENTS_FORBIDDEN,
+  message: 'Forbidden: the credentials this stream was opened with have expired',
+  data: { reason: 'credentials_expired' },
+};
 
 /** How often live subscriptions are re-verified with `authorize` (spec V65). */
 export const DEFAULT_REVERIFY_MS = 60_000;
@@ -106,12 +114,27 @@ export class EventAccess {
     }
   }
 
-  /** The re-verification of one live push stream, when access is checked and its caller authenticated. */
+  /**
+   * The re-verification of one live push stream: its credential's expiry (the caller's `credentialExpiresAt`), and the
+   * authorizer's answer when one is configured and the caller is a principal. Undefined when neither applies.
+   */
   forStream(caller: Caller, name: string, args: unknown): StreamAccess | undefined {
     const principal = caller.authenticated ? principalOf(caller.owner) : undefined;
-    if (!this.authorize || !principal) return undefined;
-    const request = { principal, name, arguments: argumentsOf(args) };
-    return { everyMs: this.reverifyMs, stillAllowed: () => this.stillAllowed(request) };
+    const request = this.authorize && principal ? { principal, name, arguments: argumentsOf(args) } : undefined;
+    const expiresAt = caller.credentialExpiresAt;
+    if (!request && expiresAt === undefined) return undefined;
+    return {
+      nextCheckMs: () =>
+        Math.min(
+          request ? this.reverifyMs : Infinity,
+          expiresAt === undefined ? Infinity : Math.max(1, expiresAt - this.now()),
+        ),
+      ended: async () => {
+        if (expiresAt !== undefined && this.now() >= expiresAt) return CREDENTIALS_EXPIRED;
+        if (request && !(await this.stillAllowed(request))) return ACCESS_REVOKED;
+        return undefined;
+      },
+    };
   }
 
   private remember(request: EventAccessRequest, allowed: boolean): void {

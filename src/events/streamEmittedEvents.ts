@@ -4,7 +4,7 @@ import { EventsNotification, ResultType, SUBSCRIPTION_ID_META, type EventsErrorB
 import { emittedOccurrence, type EmitSubscription } from './EmitSubscription.js';
 import type { StreamControl, StreamControls } from './StreamControls.js';
 import type { StreamTiming } from './streamTaskEvents.js';
-import { ACCESS_REVOKED, type StreamAccess } from './EventAccess.js';
+import type { StreamAccess } from './EventAccess.js';
 
 /** Events sent per read while catching up, so a backlog is paced by the stream's writes. */
 const BATCH = 100;
@@ -100,8 +100,9 @@ export async function streamEmittedEvents(
         if (gap || events.length > 0) lastSent = now();
         if (!more) break;
       }
-      // spec V65 V110: a principal whose access was revoked hears `terminated` (-32012), then the final frame.
-      if (access && !(await access.stillAllowed())) return await end(ACCESS_REVOKED);
+      // spec V65 V110: revoked access or an expired credential: `terminated` (-32012), then the final frame.
+      const refused = await access?.ended();
+      if (refused) return await end(refused);
       if (ctx.signal.aborted) return { noResponse: true };
       const at = now();
       if (at - lastSent >= timing.heartbeatMs) {
@@ -111,7 +112,7 @@ export async function streamEmittedEvents(
       }
       if (woken) continue;
       await new Promise<void>((resolve) => {
-        const waitMs = Math.min(Math.max(1, timing.heartbeatMs - (at - lastSent)), access?.everyMs ?? Infinity);
+        const waitMs = Math.min(Math.max(1, timing.heartbeatMs - (at - lastSent)), access?.nextCheckMs() ?? Infinity);
         const timer = setTimeout(resolve, waitMs);
         wake = () => {
           clearTimeout(timer);

@@ -5,7 +5,7 @@ import { EventsNotification, ResultType, SUBSCRIPTION_ID_META, type EventsErrorB
 import { cursorAfter, taskEventOccurrence } from './taskEventOccurrence.js';
 import type { StreamControl, StreamControls } from './StreamControls.js';
 import { DRAIN_MS, taskEndedError, type TaskEventSubscription } from './TaskEventSubscription.js';
-import { ACCESS_REVOKED, type StreamAccess } from './EventAccess.js';
+import type { StreamAccess } from './EventAccess.js';
 
 /** What `events_conformance_yield_error` sends (a transient failure: the stream stays open). */
 const CONTROL_ERROR: EventsErrorBody = {
@@ -138,9 +138,10 @@ export async function streamTaskEvents(
       }
       const status = state?.task.status;
       state = null;
-      // spec V65 V110: a principal whose access was revoked hears `terminated` (-32012), then the final frame.
-      if (access && !(await access.stillAllowed())) {
-        await notify(EventsNotification.terminated, { error: ACCESS_REVOKED });
+      // spec V65 V110: revoked access or an expired credential: `terminated` (-32012), then the final frame.
+      const refused = await access?.ended();
+      if (refused) {
+        await notify(EventsNotification.terminated, { error: refused });
         return { result: { resultType: ResultType.complete, _meta: meta } };
       }
       if (ctx.signal.aborted) return { noResponse: true };
@@ -153,7 +154,7 @@ export async function streamTaskEvents(
       if (woken && !failing) continue;
       const waitMs = Math.min(
         timing.recheckMs,
-        access?.everyMs ?? Infinity,
+        access?.nextCheckMs() ?? Infinity,
         Math.max(1, timing.heartbeatMs - (now - lastSent)),
         status === undefined || status === 'working' || status === 'input_required' ? Infinity : DRAIN_MS / 4,
       );

@@ -209,3 +209,53 @@ describe('events.authorize: who may receive which events (spec V64, V65)', () =>
     expect(await webhooks.list('frank')).toEqual([]);
   });
 });
+
+describe('a push stream ends when the credential it was opened with expires (spec V65)', () => {
+  let server: EventsServer;
+  beforeAll(async () => {
+    // Tokens of the form `<name>.<ms to live>`: the credential's expiry is what authentication says (in seconds).
+    server = await startEventsServer(
+      new MemoryStore(),
+      {},
+      {
+        authenticate: (request: Request) => {
+          const token = request.headers.get('authorization')?.replace(/^Bearer /, '');
+          if (!token) return undefined;
+          const [name, ttl] = token.split('.');
+          return { token, clientId: name!, scopes: [], expiresAt: (Date.now() + Number(ttl)) / 1000 };
+        },
+      },
+    );
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('sends terminated (-32012, credentials_expired) at the expiry, then the final frame', async () => {
+    const token = 'gina.1500';
+    const peer = eventsPeer(server.http.url, { authorization: `Bearer ${token}` });
+    const created = await peer.request('tools/call', {
+      name: 'staged',
+      arguments: { stages: 1, stageMs: 1, gate: 'expiry-1' },
+    });
+    const taskId = created.result?.['taskId'] as string;
+    const cursor = (created.result?.['eventSource'] as { initialCursor: string }).initialCursor;
+    const opened = Date.now();
+    const stream = await openStream(
+      server.http.url,
+      { name: STAGE, arguments: { taskId }, cursor },
+      { headers: { authorization: `Bearer ${token}` } },
+    );
+    await stream.next(method('notifications/events/event'));
+    const terminated = await stream.next(method('notifications/events/terminated'), 10_000);
+    expect(Date.now() - opened).toBeGreaterThanOrEqual(1_000);
+    expect(terminated.params?.['error']).toEqual({
+      code: -32012,
+      message: 'Forbidden: the credentials this stream was opened with have expired',
+      data: { reason: 'credentials_expired' },
+    });
+    await stream.done;
+    expect(stream.messages.at(-1)?.result).toBeDefined();
+    gates.get('expiry-1')();
+  });
+});

@@ -11,6 +11,8 @@ export interface Caller {
   listable: boolean;
   /** Whether the owner is an authenticated principal. */
   authenticated: boolean;
+  /** When the principal's credential expires (epoch ms), when authentication said: a push stream ends then. */
+  credentialExpiresAt?: number;
   /** Quotas shared with other callers besides the owner's own (the address of a self-keyed anonymous client). */
   quotaGroup?: string;
 }

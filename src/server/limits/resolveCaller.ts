@@ -18,7 +18,17 @@ export function resolveCaller(
   client?: { key: string; address: string | undefined },
 ): Caller {
   const principal = principalOwnerOf(authInfo);
-  if (principal !== undefined) return { owner: principal, scope: principal, listable: true, authenticated: true };
+  if (principal !== undefined) {
+    // The SDK's AuthInfo.expiresAt is in seconds since the epoch.
+    const expiresAt = authInfo?.expiresAt;
+    return {
+      owner: principal,
+      scope: principal,
+      listable: true,
+      authenticated: true,
+      ...(typeof expiresAt === 'number' && Number.isFinite(expiresAt) && { credentialExpiresAt: expiresAt * 1000 }),
+    };
+  }
   if (sessionKey !== undefined) {
     const owner = `session:${sessionKey}`;
     return { owner, scope: options.bindToSession ? owner : ANY_OWNER, listable: true, authenticated: false };
