@@ -20,8 +20,15 @@ async function freePort(): Promise<number> {
 }
 
 /**
+ * How often Redis syncs its append-only file. `everysec` (the default) may lose up to about two seconds of
+ * acknowledged writes on a kill -9: while a slow fsync runs, Redis postpones writing and still answers. `always`
+ * loses nothing acknowledged.
+ */
+export type AppendFsync = 'everysec' | 'always';
+
+/**
  * A Redis of a test's own, persisted with the append-only file as production should be (`appendonly yes`,
- * `appendfsync everysec`, `maxmemory-policy noeviction`), so it can be killed and restarted on the same data.
+ * `maxmemory-policy noeviction`), so it can be killed and restarted on the same data.
  */
 export class RedisServer {
   private child: ChildProcess | undefined;
@@ -29,10 +36,11 @@ export class RedisServer {
   private constructor(
     readonly port: number,
     readonly dir: string,
+    private readonly appendfsync: AppendFsync,
   ) {}
 
-  static async start(): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), tempDir('mcp-tasks-redis-'));
+  static async start(options: { appendfsync?: AppendFsync } = {}): Promise<RedisServer> {
+    const server = new RedisServer(await freePort(), tempDir('mcp-tasks-redis-'), options.appendfsync ?? 'everysec');
     await server.launch();
     return server;
   }
@@ -57,7 +65,7 @@ export class RedisServer {
         '--appendonly',
         'yes',
         '--appendfsync',
-        'everysec',
+        this.appendfsync,
         '--maxmemory-policy',
         'noeviction',
       ],

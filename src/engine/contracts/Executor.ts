@@ -102,6 +102,13 @@ export interface EngineHandle {
     attempt?: number,
   ): Promise<string[]>;
   awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer>;
+  /** Asks for the run `attempt` and waits for the answer, asking again should the store lose the question. */
+  askForInput(
+    taskId: string,
+    request: { method: string; params?: Record<string, unknown> },
+    attempt: number,
+    signal: AbortSignal,
+  ): Promise<InputAnswer>;
   withdrawInput(taskId: string, key: string): Promise<void>;
   suspend(
     taskId: string,

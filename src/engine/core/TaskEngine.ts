@@ -305,6 +305,24 @@ export class TaskEngine implements EngineHandle {
     return this.inputs.requestInput(taskId, requests, attempt);
   }
 
+  /**
+   * Asks one question for the run `attempt` and waits for its answer (requestInput, then awaitInputAnswer). Should the
+   * store come back without the question (its latest writes lost), the run asks again: otherwise it would wait,
+   * renewing its lease, for an answer no requestor can be asked for. Withdraws the question when `signal` aborts.
+   */
+  async askForInput(taskId: string, request: InputRequest, attempt: number, signal: AbortSignal): Promise<InputAnswer> {
+    for (;;) {
+      const [key] = await this.inputs.requestInput(taskId, [request], attempt);
+      try {
+        const answer = await this.waiting.awaitInputAnswer(taskId, key as string, signal, attempt);
+        if (answer !== undefined) return answer;
+        this.logger.warn({ taskId, attempt }, 'input request lost by the task store: asked again');
+      } finally {
+        if (signal.aborted) await this.inputs.withdrawInput(taskId, key as string).catch(() => {});
+      }
+    }
+  }
+
   /** Parks a task for input without holding its work in memory (TaskInputs.suspend); `attempt` as for requestInput. */
   suspend(
     taskId: string,
@@ -529,8 +547,9 @@ export class TaskEngine implements EngineHandle {
   }
 
   /** Waits for the answer to `key`, removes it from the task and returns it. */
-  awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer> {
-    return this.waiting.awaitInputAnswer(taskId, key, signal);
+  async awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer> {
+    // Without an attempt a missing request throws, so an answer always comes back.
+    return (await this.waiting.awaitInputAnswer(taskId, key, signal)) as InputAnswer;
   }
 
   // ---- background maintenance (TaskMaintenance) -----------------------------------------------------------------

@@ -135,8 +135,21 @@ export class TaskWaiting {
     });
   }
 
-  /** Waits for the answer to `key`, removes it from the task and returns it. */
-  async awaitInputAnswer(taskId: string, key: string, signal?: AbortSignal): Promise<InputAnswer> {
+  /**
+   * Waits for the answer to `key`, removes it from the task and returns it. With the asking run's `attempt`, resolves
+   * undefined when the task, still that run's and not finished, no longer holds the request: the store came back
+   * without its latest writes (a Redis restarted before its append-only file caught up, a failover), so no answer can
+   * come and the run asks again. Without `attempt` a missing request is a TaskNotFoundError.
+   */
+  async awaitInputAnswer(
+    taskId: string,
+    key: string,
+    signal?: AbortSignal,
+    attempt?: number,
+  ): Promise<InputAnswer | undefined> {
+    // A lost write can take the version back, so any other version is a change, and a missing request decides.
+    const decided = (record: TaskRecord) =>
+      isTerminal(record.status) || record.inputAnswers[key] !== undefined || !(key in record.inputRequests);
     let record = await this.access.store.get(taskId);
     for (;;) {
       if (!record) throw new TaskNotFoundError(taskId);
@@ -146,8 +159,15 @@ export class TaskWaiting {
         return answer;
       }
       if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);
-      if (!(key in record.inputRequests)) throw new TaskNotFoundError(taskId);
-      record = await this.waitForChange(taskId, record.version, signal);
+      if (!(key in record.inputRequests)) {
+        if (attempt !== undefined && record.attempts === attempt) return undefined;
+        throw new TaskNotFoundError(taskId);
+      }
+      const seen = record.version;
+      record = await this.waitFor(taskId, signal, {
+        worthReading: (change) => change.version !== seen,
+        satisfied: (current) => current.version !== seen || decided(current),
+      });
     }
   }
 }

@@ -41,12 +41,7 @@ export function runContext(
     requestInput: async (request) => {
       // A held report lands before the question.
       await writes.flush();
-      const [key] = await engine.requestInput(taskId, [request], task.attempts);
-      try {
-        return await engine.awaitInputAnswer(taskId, key as string, signal);
-      } finally {
-        if (signal.aborted) await engine.withdrawInput(taskId, key as string).catch(() => {});
-      }
+      return engine.askForInput(taskId, request, task.attempts, signal);
     },
     suspend: async (requests, meta) => {
       await writes.flush();
