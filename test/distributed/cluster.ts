@@ -167,6 +167,22 @@ export class Cluster {
     );
   }
 
+  /**
+   * Waits until `probe` holds, up to `timeoutMs`; on timeout fails naming what the workers logged for the task, so a
+   * failure says where its run stopped.
+   */
+  async awaitTask(taskId: string, probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+    try {
+      await eventually(probe, timeoutMs);
+    } catch (error) {
+      const logs = this.workers.map((worker) => ({
+        worker: worker.name,
+        logs: worker.logs.filter((line) => line.taskId === taskId),
+      }));
+      throw new Error(`${String(error)} for task ${taskId}; the workers logged ${JSON.stringify(logs)}`);
+    }
+  }
+
   workerWithPid(pid: number): WorkerProcess | undefined {
     return this.workers.find((worker) => worker.pid === pid);
   }

@@ -29,12 +29,7 @@ if (redisUrl && hasRedisServer()) {
       await redis.launch();
 
       // Back as it was before the question, the task is `working` until its run notices and asks again.
-      await eventually(async () => (await wire.get(b, taskId)).status === 'input_required', 20_000).catch(
-        (error: unknown) => {
-          const logs = cluster.workers.map((worker) => worker.logs.filter((line) => line.taskId === taskId));
-          throw new Error(`${String(error)}; the workers logged ${JSON.stringify(logs)}`);
-        },
-      );
+      await cluster.awaitTask(taskId, async () => (await wire.get(b, taskId)).status === 'input_required', 20_000);
       const { outcome, requests } = await wire.answerInput(b, taskId, () => ({
         action: 'accept',
         content: { confirm: true },

@@ -46,7 +46,7 @@ if (redisUrl && hasRedisServer()) {
           { type: 'text', text: `Computed ${label} in ${label === duringLabel ? 0.5 : 1.5}s` },
         ]);
       }
-      await eventually(async () => (await wire.get(b, asking)).status === 'input_required', 15_000);
+      await cluster.awaitTask(asking, async () => (await wire.get(b, asking)).status === 'input_required', 15_000);
       const { outcome } = await wire.answerInput(b, asking, () => ({ action: 'accept', content: { confirm: true } }));
       expect(outcome.content).toEqual([{ type: 'text', text: `Deleted ${filename}` }]);
       for (const taskId of [...ids.values(), asking]) expect((await wire.get(a, taskId)).status).toBe('completed');

@@ -1,26 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { StoreUnavailableError, type TaskEngine, type TaskRecord, type TaskStore } from '../../src/engine/index.js';
+import { StoreUnavailableError, type TaskEngine, type TaskRecord } from '../../src/engine/index.js';
 import { MemoryStore } from '../../src/stores/index.js';
 import { ManualClock, startEngine } from '../helpers/engines.js';
+import { switchable } from '../helpers/switchableStore.js';
 
 const request = { method: 'tools/call', params: { name: 'work', arguments: {} } };
-
-/** A real store behind a switch: while `down`, every call fails as a lost connection does. */
-function switchable(store: TaskStore): { store: TaskStore; setDown(down: boolean): void } {
-  let down = false;
-  const proxy = new Proxy(store, {
-    get(target, key, receiver) {
-      const value: unknown = Reflect.get(target, key, receiver);
-      if (typeof value !== 'function' || key === 'events') return value;
-      return (...args: unknown[]) => {
-        if (down) return Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
-      };
-    },
-  });
-  return { store: proxy, setDown: (value) => void (down = value) };
-}
 
 describe('lease recovery after a store outage', () => {
   const engines: TaskEngine[] = [];

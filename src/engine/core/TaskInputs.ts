@@ -55,6 +55,18 @@ export class TaskInputs {
   }
 
   /**
+   * Asks the question `key` for the run `attempt` unless the task holds it already (asked or answered), so asking
+   * again after a lost reply, or after the store lost the question, never asks twice.
+   */
+  async askOnce(taskId: string, key: string, request: InputRequest, attempt: number): Promise<void> {
+    await this.access.update(taskId, (record) => {
+      ofAttempt(record, attempt);
+      if (key in record.inputRequests || record.inputAnswers[key] !== undefined) return null;
+      return transitions.addInputRequests(record, [request], this.clock.now(), () => key).record;
+    });
+  }
+
+  /**
    * Parks a task for input without holding its work in memory: adds the requests, moves it to `input_required`,
    * merges `meta`, drops the runner's lease (nothing runs, so nothing can be stale) and clears earlier answers.
    */

@@ -155,7 +155,12 @@ export class TaskWaiting {
       if (!record) throw new TaskNotFoundError(taskId);
       const answer = record.inputAnswers[key];
       if (answer !== undefined) {
-        await this.access.update(taskId, (current) => takeAnswer(current, key));
+        // Taking it only frees its bytes: an outage then does not keep the run from the answer it has read.
+        await this.access
+          .update(taskId, (current) => takeAnswer(current, key))
+          .catch((error: unknown) => {
+            if (!(error instanceof StoreUnavailableError)) throw error;
+          });
         return answer;
       }
       if (isTerminal(record.status)) throw new TaskTerminalError(taskId, record.status);

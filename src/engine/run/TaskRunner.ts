@@ -4,6 +4,7 @@ import { INTERNAL_ERROR_CODE, type ReportedStatus, type TaskOutcome, type TaskRe
 import { isTerminal } from '../record/TaskStatus.js';
 import type { TimelineEntry } from '../record/TaskTimeline.js';
 import { RunSpan } from '../tracing/taskTracing.js';
+import { retryPause } from '../core/retryPause.js';
 import { watchTask, type TaskWatch } from '../core/TaskWatch.js';
 import { superseded } from '../record/transitions.js';
 import { RunStatusWrites } from './RunStatusWrites.js';
@@ -121,7 +122,7 @@ export class TaskRunner {
           task = await this.engine.markStarted(taskId, this.runnerId, undefined, failures === 0 ? known : undefined);
         } catch (error) {
           this.logger.warn({ taskId, error: String(error) }, 'could not claim the task; retrying');
-          await sleep(retryDelayMs(failures), signal);
+          await retryPause(failures, signal);
           continue;
         }
         return task && !signal.aborted ? await this.run(task, controller, watch) : undefined;
@@ -303,7 +304,7 @@ export class TaskRunner {
         this.logger.warn({ taskId, error: String(error) }, 'could not record the task outcome; retrying');
         // After a hand-back or a take-over the lease, not this runner, decides what happens to the task.
         if (signal.aborted || this.handedBack) return;
-        await sleep(retryDelayMs(failures), signal);
+        await retryPause(failures, signal);
       }
     }
   }
@@ -358,26 +359,4 @@ export class TaskRunner {
 /** A run's end on its timeline, as `finished` (the default). */
 function runEnd(attempt: number): TimelineEntry {
   return { at: Date.now(), kind: 'run_ended', ran: 'finished', attempt };
-}
-
-/**
- * The pause before a claim or an outcome is written again: 200 ms doubling to 1 s. Short, because each write already
- * waits for the store to come back (STORE_WAIT_MS) before it fails: a longer pause would only delay the write after
- * the store returned (the outcome of a run that outlived a 20 s outage was recorded up to 5 s late).
- */
-function retryDelayMs(failures: number): number {
-  return Math.min(200 * 2 ** failures, 1000);
-}
-
-/** Waits `ms`, or less once `signal` aborts (so a shutdown never waits out a back-off). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
