@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-import { PRINCIPAL_OWNER_PREFIX, TaskEventRejectedError, type EngineLogger } from '../engine/index.js';
+import { principalOwnerKey, TaskEventRejectedError, type EngineLogger } from '../engine/index.js';
 import type { EventCatalog } from './EventCatalog.js';
 import { EventRing } from './EventRing.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
@@ -25,7 +25,7 @@ export interface EmitEventOptions {
 export function principalOwner(principal: Principal): string {
   const { clientId, sub } = typeof principal === 'string' ? { clientId: principal, sub: undefined } : principal;
   if (!clientId && !sub) throw new TypeError('A principal needs a clientId or a sub');
-  return `${PRINCIPAL_OWNER_PREFIX}${JSON.stringify([clientId || null, sub || null])}`;
+  return principalOwnerKey({ clientId: clientId ?? null, subject: sub ?? null });
 }
 
 /**

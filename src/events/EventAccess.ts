@@ -1,28 +1,14 @@
 import type { Caller } from '../dialects/index.js';
-import { PRINCIPAL_OWNER_PREFIX, stableJson } from '../engine/index.js';
+import { principalOfOwner, stableJson, type OwnerPrincipal } from '../engine/index.js';
 import { ErrorCodes, RpcError } from '../rpc/index.js';
 import type { EventsErrorBody } from '../protocol/index.js';
 
 /** What the operator's event authorization decides on: an authenticated principal, a type, its arguments. */
 export interface EventAccessRequest {
   /** The principal as authentication found it: its client id and token subject (`sub`), each possibly null. */
-  principal: { clientId: string | null; subject: string | null };
+  principal: OwnerPrincipal;
   name: string;
   arguments: Record<string, unknown>;
-}
-
-/** The principal a task owner string stands for; undefined for an unauthenticated owner (session, anonymous). */
-export function principalOf(owner: string): EventAccessRequest['principal'] | undefined {
-  if (!owner.startsWith(PRINCIPAL_OWNER_PREFIX)) return undefined;
-  try {
-    const [clientId, subject] = JSON.parse(owner.slice(PRINCIPAL_OWNER_PREFIX.length)) as unknown[];
-    return {
-      clientId: typeof clientId === 'string' ? clientId : null,
-      subject: typeof subject === 'string' ? subject : null,
-    };
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -80,7 +66,7 @@ export class EventAccess {
 
   /** spec V64: refuses an authenticated caller the authorizer does not allow (-32012); the unauthenticated are not asked. */
   async check(caller: Caller, name: string, args: unknown): Promise<void> {
-    const principal = caller.authenticated ? principalOf(caller.owner) : undefined;
+    const principal = caller.authenticated ? principalOfOwner(caller.owner) : undefined;
     if (!this.authorize || !principal) return;
     const request = { principal, name, arguments: argumentsOf(args) };
     let allowed: boolean;
@@ -119,7 +105,7 @@ export class EventAccess {
    * authorizer's answer when one is configured and the caller is a principal. Undefined when neither applies.
    */
   forStream(caller: Caller, name: string, args: unknown): StreamAccess | undefined {
-    const principal = caller.authenticated ? principalOf(caller.owner) : undefined;
+    const principal = caller.authenticated ? principalOfOwner(caller.owner) : undefined;
     const request = this.authorize && principal ? { principal, name, arguments: argumentsOf(args) } : undefined;
     const expiresAt = caller.credentialExpiresAt;
     if (!request && expiresAt === undefined) return undefined;

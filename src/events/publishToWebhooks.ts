@@ -1,8 +1,15 @@
-import { isTerminal, TASK_STATUS_EVENT, type EngineLogger, type TaskEngine, type TaskStatus } from '../engine/index.js';
+import {
+  isTerminal,
+  principalOfOwner,
+  TASK_STATUS_EVENT,
+  type EngineLogger,
+  type TaskEngine,
+  type TaskStatus,
+} from '../engine/index.js';
 import { webhookEventOf } from './taskEventOccurrence.js';
 import { taskEndedError } from './TaskEventSubscription.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
-import { ACCESS_REVOKED, principalOf, type EventAccess } from './EventAccess.js';
+import { ACCESS_REVOKED, type EventAccess } from './EventAccess.js';
 
 /**
  * Offers every entry appended in this process to the webhook subscriptions of its type and task (the owner's only),
@@ -47,7 +54,7 @@ export function publishToWebhooks(
       const queued = await webhooks.publish(webhookEventOf(task, event));
       // spec V65 V110: asked only of a task someone subscribes to (its owner is then a principal); on a revocation the
       // event just queued still goes, then `terminated` (-32012) ends the task's subscriptions of that type.
-      const principal = queued > 0 && access?.checked ? principalOf(task.owner) : undefined;
+      const principal = queued > 0 && access?.checked ? principalOfOwner(task.owner) : undefined;
       const request = principal && { principal, name: event.type, arguments: { taskId: task.taskId } };
       if (request && !(await (access as EventAccess).stillAllowed(request)))
         await webhooks.terminate({ name: event.type, scope: task.taskId }, ACCESS_REVOKED);

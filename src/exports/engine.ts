@@ -38,7 +38,7 @@ export type {
   TaskStore,
   TimelineAppend,
 } from '../engine/index.js';
-export { ANY_OWNER, type OwnerScope } from '../engine/index.js';
+export { ANY_OWNER, type OwnerPrincipal, type OwnerScope } from '../engine/index.js';
 export { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../engine/index.js';
 export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
 // Optional store capabilities: a task's timeline, reads across owners for operators, each task's event log, webhook

@@ -1,4 +1,4 @@
-import { ANY_OWNER, PRINCIPAL_OWNER_PREFIX } from '../../engine/index.js';
+import { ANY_OWNER, principalOwnerKey } from '../../engine/index.js';
 import type { Caller } from '../../dialects/index.js';
 import type { AuthInfoLike } from '../ServerLike.js';
 
@@ -49,5 +49,5 @@ export function resolveCaller(
 export function principalOwnerOf(authInfo: AuthInfoLike | undefined): string | undefined {
   const subject = typeof authInfo?.extra?.['sub'] === 'string' ? authInfo.extra['sub'] : undefined;
   if (!authInfo || !(authInfo.clientId || subject)) return undefined;
-  return `${PRINCIPAL_OWNER_PREFIX}${JSON.stringify([authInfo.clientId ?? null, subject ?? null])}`;
+  return principalOwnerKey({ clientId: authInfo.clientId ?? null, subject: subject ?? null });
 }
