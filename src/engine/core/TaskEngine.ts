@@ -43,7 +43,7 @@ import { TaskWaiting } from './TaskWaiting.js';
 import { watchTask, type TaskWatch } from './TaskWatch.js';
 import { TimelineRecorder } from './TimelineRecorder.js';
 import * as transitions from '../record/transitions.js';
-import { retryPause } from './retryPause.js';
+import { askForInput } from './askForInput.js';
 import type { LeaseGrant } from '../record/transitions.js';
 
 /**
@@ -306,31 +306,10 @@ export class TaskEngine implements EngineHandle {
     return this.inputs.requestInput(taskId, requests, attempt);
   }
 
-  /**
-   * Asks one question for the run `attempt` and waits for its answer. Should the store come back without the
-   * question (its latest writes lost), the run asks again: otherwise it would wait, renewing its lease, for an answer
-   * no requestor can be asked for. A store outage meanwhile is waited out. Withdraws the question when `signal` aborts.
-   */
-  async askForInput(taskId: string, request: InputRequest, attempt: number, signal: AbortSignal): Promise<InputAnswer> {
-    // Chosen before the first write, so asking again (a lost reply, a lost question) asks the same question.
-    const key = transitions.newInputKey(0);
-    try {
-      for (let failures = 0; ;) {
-        try {
-          await this.inputs.askOnce(taskId, key, request, attempt);
-          const answer = await this.waiting.awaitInputAnswer(taskId, key, signal, attempt);
-          if (answer !== undefined) return answer;
-          this.logger.warn({ taskId, attempt }, 'input request lost by the task store: asked again');
-        } catch (error) {
-          // A store outage must not end a run that waits for its requestor: both steps are safe to repeat.
-          if (!(error instanceof StoreUnavailableError) || error.reason === 'disk_full' || signal.aborted) throw error;
-          this.logger.warn({ taskId, attempt, error: String(error) }, 'input wait lost the task store; retrying');
-          await retryPause(failures++, signal);
-        }
-      }
-    } finally {
-      if (signal.aborted) await this.inputs.withdrawInput(taskId, key).catch(() => {});
-    }
+  /** Asks one question for the run `attempt` and waits for its answer, through outages and lost writes (askForInput). */
+  askForInput(taskId: string, request: InputRequest, attempt: number, signal: AbortSignal): Promise<InputAnswer> {
+    const parts = { inputs: this.inputs, waiting: this.waiting, logger: this.logger };
+    return askForInput(parts, taskId, request, attempt, signal);
   }
 
   /** Parks a task for input without holding its work in memory (TaskInputs.suspend); `attempt` as for requestInput. */
