@@ -150,7 +150,7 @@ export class TaskWaiting {
     // A lost write can take the version back, so any other version is a change, and a missing request decides.
     const decided = (record: TaskRecord) =>
       isTerminal(record.status) || record.inputAnswers[key] !== undefined || !(key in record.inputRequests);
-    let record = await this.access.store.get(taskId);
+    let record = await this.access.read(taskId);
     for (;;) {
       if (!record) throw new TaskNotFoundError(taskId);
       const answer = record.inputAnswers[key];
