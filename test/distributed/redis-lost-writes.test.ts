@@ -22,13 +22,21 @@ if (redisUrl && hasRedisServer()) {
       const taskId = await wire.create(a, 'confirm_delete', { filename });
       await eventually(async () => (await wire.get(a, taskId)).status === 'input_required', 15_000);
 
-      await redis.kill('SIGKILL');
-      const asked = (args: string[]) =>
-        args.some((arg) => arg.includes(taskId)) && args.some((arg) => arg.includes('input_required'));
-      expect(cutAofBefore(redis.dir, asked)).toBeGreaterThan(0);
-      await redis.launch();
+      // The workers are held while Redis restarts, so the store is read back before any run can ask again.
+      for (const worker of cluster.workers) worker.child.kill('SIGSTOP');
+      try {
+        await redis.kill('SIGKILL');
+        const asked = (args: string[]) =>
+          args.some((arg) => arg.includes(taskId)) && args.some((arg) => arg.includes('input_required'));
+        expect(cutAofBefore(redis.dir, asked)).toBeGreaterThan(0);
+        await redis.launch();
+        // Back as it was before the question: the task is `working` and holds no request.
+        await eventually(async () => (await wire.get(b, taskId).catch(() => undefined))?.status === 'working', 15_000);
+      } finally {
+        for (const worker of cluster.workers) worker.child.kill('SIGCONT');
+      }
 
-      // Back as it was before the question, the task is `working` until its run notices and asks again.
+      // Its run notices and asks again.
       await cluster.awaitTask(taskId, async () => (await wire.get(b, taskId)).status === 'input_required', 20_000);
       const { outcome, requests } = await wire.answerInput(b, taskId, () => ({
         action: 'accept',
@@ -44,7 +52,8 @@ if (redisUrl && hasRedisServer()) {
           worker.logged('input request lost by the task store: asked again', taskId) ||
           worker.logged('input wait lost the task store; retrying', taskId),
       );
-      expect(noticed).toHaveLength(1);
+      const logs = cluster.workers.map((worker) => worker.logs.filter((line) => line.taskId === taskId));
+      expect(noticed, JSON.stringify(logs)).toHaveLength(1);
     });
   });
 }
