@@ -175,12 +175,17 @@ export class Cluster {
     try {
       await eventually(probe, timeoutMs);
     } catch (error) {
-      const logs = this.workers.map((worker) => ({
-        worker: worker.name,
-        logs: worker.logs.filter((line) => line.taskId === taskId),
-      }));
-      throw new Error(`${String(error)} for task ${taskId}; the workers logged ${JSON.stringify(logs)}`);
+      throw new Error(`${String(error)} for task ${taskId}; the workers logged ${this.logsOf(taskId)}`);
     }
+  }
+
+  /** What each worker logged for the task, as JSON: for the message of a failed expectation. */
+  logsOf(taskId: string): string {
+    const logs = this.workers.map((worker) => ({
+      worker: worker.name,
+      logs: worker.logs.filter((line) => line.taskId === taskId),
+    }));
+    return JSON.stringify(logs);
   }
 
   workerWithPid(pid: number): WorkerProcess | undefined {

@@ -52,8 +52,7 @@ if (redisUrl && hasRedisServer()) {
           worker.logged('input request lost by the task store: asked again', taskId) ||
           worker.logged('input wait lost the task store; retrying', taskId),
       );
-      const logs = cluster.workers.map((worker) => worker.logs.filter((line) => line.taskId === taskId));
-      expect(noticed, JSON.stringify(logs)).toHaveLength(1);
+      expect(noticed, cluster.logsOf(taskId)).toHaveLength(1);
     });
   });
 }

@@ -55,25 +55,10 @@ describe('askForInput', () => {
 
   it('survives the connection lost on the first read of its wait, right after the question was stored', async () => {
     const memory = new MemoryStore();
-    let lose = false;
-    // The read after the question's write fails as a dropped Redis connection does (not an error of ours).
-    const store = new Proxy(memory, {
-      get(target, key, receiver) {
-        const value: unknown = Reflect.get(target, key, receiver);
-        if (key !== 'get' && key !== 'replace') return value;
-        return async (...args: unknown[]) => {
-          if (key === 'get' && lose) {
-            lose = false;
-            throw new Error('Connection lost before the reply');
-          }
-          const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
-          if (key === 'replace' && result === true) lose = true;
-          return result;
-        };
-      },
-    });
+    const { store, loseReadAfterWrite } = switchable(memory);
     const { engine, taskId } = await started(memory, store);
-    lose = false;
+    // The read after the question's write fails as a dropped Redis connection does (not an error of ours).
+    loseReadAfterWrite();
     const answer = engine.askForInput(taskId, question, 1, new AbortController().signal);
     await eventually(async () => (await asked(memory, taskId)).length === 1, 5000);
     const [key] = await asked(memory, taskId);
