@@ -7,6 +7,7 @@ import type { TaskWork } from '../../src/engine/index.js';
 import {
   ABORT_GRACE_MS,
   ADMIN_TOKEN,
+  answeredTool,
   chromiumAvailable,
   flaky,
   open,
@@ -120,6 +121,39 @@ describe.skipIf(!available)('acting from the console in Chromium', () => {
     await page.locator('h1 + p .status.completed').waitFor();
     expect(JSON.stringify(await handle.outcome())).toContain('summary: Nothing was decided.');
     await timelineEntry('operator', /answered question .* with a text \(by console admin\)/);
+  });
+
+  it("keeps the live view's newer state when the answer's reply arrives after it", async () => {
+    const client = await h.client('2025-11-25', { answers: false });
+    const handle = await client.callTool('answered', { label: 'the release' });
+    const taskId = await started(h, handle);
+    await page.goto(`${h.consoleUrl}#/task/${taskId}`);
+    await page.locator('form.answer').waitFor();
+    // The reply is read once the answer is taken (the task working); hold it until the stream has drawn the end.
+    let deliver = () => {};
+    const delivered = new Promise<void>((resolve) => (deliver = resolve));
+    let replyStatus: string | undefined;
+    await page.route('**/answer', async (route) => {
+      const response = await route.fetch();
+      replyStatus = ((await response.json()) as { task: { status: string } }).task.status;
+      await delivered;
+      await route.fulfill({ response });
+    });
+    try {
+      await page.getByLabel('Note').fill('ship it');
+      await page.locator('form.answer').getByRole('button', { name: 'Send answer' }).click();
+      await expect.poll(() => replyStatus).toBe('working');
+      answeredTool.release();
+      expect((await handle.outcome()).status).toBe('completed');
+      await page.locator('h1 + p .status.completed').waitFor();
+      deliver();
+      await page.locator('#live', { hasText: 'answer sent' }).waitFor();
+      // The stream sends a view only when it changes: the older reply drawn now would stay for good.
+      expect(await page.locator('h1 + p .status').getAttribute('class')).toBe('status completed');
+    } finally {
+      deliver();
+      await page.unroute('**/answer');
+    }
   });
 
   it('re-runs a failed retry-safe task as a new task of the same owner, linked both ways', async () => {

@@ -44,6 +44,8 @@ export const FINDING_TYPE = {
 
 /** Whether the `flaky` tool fails. */
 export const flaky = { failing: true };
+/** Holds the `answered` tool between taking its answer and returning, until the test releases it. */
+export const answeredTool = { release: () => {} };
 
 /** A 1×1 PNG. */
 const PIXEL_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -97,6 +99,18 @@ function createServer(): McpServer {
       },
     } as never);
     return { content: [{ type: 'text', text: JSON.stringify(answer) }] };
+  });
+  // Takes its answer, then returns only once the test lets it: the task is working, answered, for as long as needed.
+  server.registerTool('answered', label, async ({ label: text }, ctx) => {
+    const answer = await ctx.mcpReq.elicitInput({
+      message: `Go ahead with ${text}?`,
+      requestedSchema: { type: 'object', properties: { note: { type: 'string', title: 'Note' } } },
+    } as never);
+    await new Promise<void>((resolve) => {
+      answeredTool.release = resolve;
+      setTimeout(resolve, 60_000).unref();
+    });
+    return { content: [{ type: 'text', text: `${text}: ${JSON.stringify(answer)}` }] };
   });
   server.registerTool('sample', label, async ({ label: text }, ctx) => {
     const reply = await ctx.mcpReq.requestSampling({
@@ -200,6 +214,7 @@ export async function startConsoleHarness(
       offering: 'optional',
       form: 'optional',
       sample: 'optional',
+      answered: 'optional',
       stubborn: 'optional',
       flaky: { taskSupport: 'optional', retrySafe: true },
       report: 'optional',

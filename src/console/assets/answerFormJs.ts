@@ -116,10 +116,11 @@ function samplingForm(task, request) {
 function submitAnswer(task, body, form, problem) {
   for (const control of form.elements) control.disabled = true;
   problem.textContent = '';
+  const drawsBefore = streamDraws;
   act('api/tasks/' + encodeURIComponent(task.taskId) + '/answer', body).then((data) => {
     answerForms.delete(task.taskId + ' ' + body.key);
     live.textContent = 'answer sent';
-    drawTask(data);
+    drawActionReply(data, drawsBefore);
   }).catch((error) => {
     problem.textContent = error.message;
     for (const control of form.elements) control.disabled = false;

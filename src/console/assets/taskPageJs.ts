@@ -5,11 +5,21 @@
 export const TASK_PAGE_JS: string = `
 // ---- one task ------------------------------------------------------------------------------------------------
 
+// How many views of the task the live stream has drawn: an action's reply, read before the work moved on, may arrive
+// after the stream drew the newer state, and the stream sends a view only when it changes, so that reply must not
+// draw over it.
+let streamDraws = 0;
+
+function drawActionReply(data, drawsBefore) {
+  if (streamDraws === drawsBefore) drawTask(data);
+}
+
 function renderTask(taskId) {
   answerForms.clear();
   main.replaceChildren(el('p', { class: 'loading', 'aria-busy': 'true', text: 'Loading task ' + taskId + '…' }));
   openStream('task=' + encodeURIComponent(taskId), (data) => {
     if (!data) { main.replaceChildren(el('section', {}, [el('h1', { text: 'Task not found' }), el('p', { text: taskId + ' is not in the store (or has expired).' }), el('a', { href: '#/', text: 'Back to the list' })])); return; }
+    streamDraws++;
     drawTask(data);
   }, 'task');
 }
@@ -118,9 +128,12 @@ function confirmCancel(task) {
     title: 'Cancel this task?',
     text: 'Task ' + task.taskId + ' (' + (task.tool || task.method) + ', owner ' + task.owner + ') will end cancelled; its requestor sees it cancelled.',
     confirm: 'Cancel task',
-  }, () => act('api/tasks/' + encodeURIComponent(task.taskId) + '/cancel')
-    .then((data) => drawTask(data))
-    .catch((error) => { live.textContent = 'cancel failed: ' + error.message; }));
+  }, () => {
+    const drawsBefore = streamDraws;
+    return act('api/tasks/' + encodeURIComponent(task.taskId) + '/cancel')
+      .then((data) => drawActionReply(data, drawsBefore))
+      .catch((error) => { live.textContent = 'cancel failed: ' + error.message; });
+  });
 }
 
 function confirmRerun(task) {
