@@ -25,6 +25,7 @@ export * from './record/TaskError.js';
 export * from './record/TaskChange.js';
 export * from './contracts/TaskEventBus.js';
 export * from './contracts/TaskEventLog.js';
+export * from './contracts/EventStreamLog.js';
 export * from './core/TaskWatch.js';
 export * from './record/taskEventPayload.js';
 export * from './record/TaskRecord.js';

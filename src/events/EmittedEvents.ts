@@ -1,8 +1,16 @@
 import { randomBytes } from 'node:crypto';
 
-import { principalOwnerKey, TaskEventRejectedError, type EngineLogger } from '../engine/index.js';
+import {
+  principalOwnerKey,
+  TaskEventRejectedError,
+  type EngineLogger,
+  type EventStreamLog,
+  type TaskEventBus,
+  type TaskStore,
+} from '../engine/index.js';
 import type { EventCatalog } from './EventCatalog.js';
-import { EventRing } from './EventRing.js';
+import { EventRing, type RingEntry } from './EventRing.js';
+import { StoredEventStream } from './StoredEventStream.js';
 import type { WebhookDeliveries } from './webhooks/WebhookDeliveries.js';
 
 /** An untasked type's replay window when it sets none (docs/events.md, Limits). */
@@ -30,12 +38,17 @@ export function principalOwner(principal: Principal): string {
 
 /**
  * The events of the untasked types (`taskScoped: false`), emitted by the author's code: each is checked against its
- * type, kept in the type's ring in this process (poll and push read them there) and published to the type's webhook
- * subscriptions through the store's durable outbox (every instance's subscriptions). A restart (the conformance
- * control, EVENTS-SPEC §14) replaces every ring: a new epoch, so earlier cursors read as stale (§12).
+ * type, kept in the type's ring (poll and push read them there) and published to the type's webhook subscriptions
+ * through the store's durable outbox (every instance's subscriptions). A type's ring is this process's own, or, with
+ * `retain.durable`, a mirror of the type's log in the task store (StoredEventStream), which every instance and queue
+ * worker shares. A restart (the conformance control, EVENTS-SPEC §14) replaces every process ring: a new epoch, so
+ * earlier cursors read as stale (§12); a durable type's cursors stay valid.
  */
 export class EmittedEvents {
   private rings = new Map<string, EventRing>();
+  /** The durable types' streams, opened on first use. */
+  private stored = new Map<string, Promise<StoredEventStream>>();
+  private storage: { log: EventStreamLog; bus: TaskEventBus } | undefined;
   /** Publishing per type in emit order (spec V41), one after the other. */
   private readonly chains = new Map<string, Promise<void>>();
   private generationNumber = 1;
@@ -50,9 +63,28 @@ export class EmittedEvents {
     this.build();
   }
 
-  /** The ring of an untasked type. */
-  ring(name: string): EventRing {
-    return this.rings.get(name) as EventRing;
+  /**
+   * Keeps the durable types' events in `store` (its event streams, woken on its bus); throws when some type asks for
+   * it and the store keeps none.
+   */
+  useStore(store: TaskStore): void {
+    const durable = this.catalog.untasked.filter((name) => this.catalog.durable(name));
+    if (durable.length === 0) return;
+    const log = store.eventStreams;
+    if (!log)
+      throw new TypeError(
+        `Event type ${durable[0]} has retain.durable, and the ${store.kind} store keeps no event streams`,
+      );
+    this.storage = { log, bus: store.events };
+  }
+
+  /** The ring of an untasked type: caught up with the store's log for a durable type, so it holds every event so far. */
+  async source(name: string): Promise<EventRing> {
+    const stream = this.streamOf(name);
+    if (!stream) return this.rings.get(name) as EventRing;
+    const opened = await stream;
+    await opened.catchUp();
+    return opened.ring;
   }
 
   /** Restarts so far, plus one. */
@@ -71,8 +103,17 @@ export class EmittedEvents {
     const bytes = Buffer.byteLength(JSON.stringify(data));
     if (bytes > this.maxEventBytes())
       throw new TaskEventRejectedError('too_large', `Event data of ${name} is ${bytes} bytes, over the limit`);
-    const ring = this.ring(name);
-    const entry = ring.append(owner, data);
+    const stream = this.streamOf(name);
+    let ring: EventRing;
+    let entry: RingEntry;
+    if (stream) {
+      const opened = await stream;
+      ring = opened.ring;
+      entry = await opened.append(owner, data);
+    } else {
+      ring = this.rings.get(name) as EventRing;
+      entry = ring.append(owner, data);
+    }
     const webhooks = this.webhooks;
     if (webhooks && this.catalog.offers(name, 'webhook')) {
       const publish = () =>
@@ -102,12 +143,57 @@ export class EmittedEvents {
     this.rings = new Map();
     this.build();
     for (const ring of old.values()) ring.close();
+    this.closeStored();
     return ++this.generationNumber;
+  }
+
+  /** Stops following the store's logs (the server closing). */
+  close(): void {
+    this.closeStored();
+  }
+
+  /** The durable type's stream (opened now if it is not yet), or undefined for a type kept per process. */
+  private streamOf(name: string): Promise<StoredEventStream> | undefined {
+    if (!this.catalog.durable(name)) return undefined;
+    let stream = this.stored.get(name);
+    if (stream) return stream;
+    const storage = this.storage;
+    if (!storage) return Promise.reject(new Error(`Event type ${name} has retain.durable: the store is not open yet`));
+    const retain = this.catalog.optionsOf(name)?.retain;
+    // init() is idempotent: a failed one (the store down) is tried again with the next open.
+    stream = storage.log.init().then(() =>
+      StoredEventStream.open({
+        name,
+        log: storage.log,
+        bus: storage.bus,
+        keep: retain?.events ?? DEFAULT_RETAINED_EVENTS,
+        maxAgeMs: retain?.maxAgeMs ?? DEFAULT_RETAINED_MS,
+        now: this.now,
+        logger: this.logger,
+      }),
+    );
+    this.stored.set(name, stream);
+    // A failed open (the store down) is tried again by the next caller.
+    stream.catch(() => {
+      if (this.stored.get(name) === stream) this.stored.delete(name);
+    });
+    return stream;
+  }
+
+  private closeStored(): void {
+    const old = this.stored;
+    this.stored = new Map();
+    for (const stream of old.values())
+      stream.then(
+        (opened) => opened.close(),
+        () => {},
+      );
   }
 
   private build(): void {
     const epoch = randomBytes(6).toString('base64url');
     for (const name of this.catalog.untasked) {
+      if (this.catalog.durable(name)) continue;
       const retain = this.catalog.optionsOf(name)?.retain;
       this.rings.set(
         name,

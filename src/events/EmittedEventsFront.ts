@@ -60,7 +60,7 @@ export class EmittedEventsFront {
   async answer(request: JsonRpcRequest, params: Record<string, unknown>, ctx: DialectContext): Promise<DialectAnswer> {
     switch (request.method) {
       case EventsMethod.poll:
-        return this.poll(parse(PollEventsParamsSchema, params), ctx.caller);
+        return await this.poll(parse(PollEventsParamsSchema, params), ctx.caller);
       case EventsMethod.stream:
         return this.stream(request, parse(StreamEventsParamsSchema, params), ctx);
       case EventsMethod.subscribe:
@@ -71,8 +71,11 @@ export class EmittedEventsFront {
   }
 
   /** spec §5: one self-contained request per poll (V35, V39). */
-  poll(request: SubscriptionRequest & { maxEvents?: number | undefined }, caller: Caller): DialectAnswer {
-    const subscription = this.open(request, caller, 'poll');
+  async poll(
+    request: SubscriptionRequest & { maxEvents?: number | undefined },
+    caller: Caller,
+  ): Promise<DialectAnswer> {
+    const subscription = await this.open(request, caller, 'poll');
     const max = Math.min(request.maxEvents ?? this.serving.maxPollEvents, this.serving.maxPollEvents);
     const { events, more, gap } = subscription.next(max);
     return {
@@ -89,7 +92,7 @@ export class EmittedEventsFront {
 
   /** spec §6; every refusal comes before the stream opens (V44, V115). */
   async stream(request: JsonRpcRequest, parsed: SubscriptionRequest, ctx: DialectContext): Promise<DialectAnswer> {
-    const subscription = this.open(parsed, ctx.caller, 'push');
+    const subscription = await this.open(parsed, ctx.caller, 'push');
     const release = this.serving.streams.take(ctx.caller.owner);
     try {
       return await streamEmittedEvents(
@@ -114,7 +117,7 @@ export class EmittedEventsFront {
   /** Subscribes for `owner` (the caller's principal, or the conformance control's); answers the result body. */
   async subscribeAs(owner: string | undefined, parsed: EmittedSubscribe): Promise<Record<string, unknown>> {
     const { webhooks, quota } = this.serving;
-    const subscription = this.open(parsed, undefined, 'webhook', owner);
+    const subscription = await this.open(parsed, undefined, 'webhook', owner);
     const hooks = webhooks as WebhookDeliveries;
     const key = { owner, name: parsed.name, arguments: {}, url: parsed.delivery.url };
     const subscribe = () =>
@@ -170,15 +173,16 @@ export class EmittedEventsFront {
   }
 
   /** The checks every mode makes first (spec V40, V44): a mode the type offers (-32014), no arguments (-32602). */
-  private open(
+  private async open(
     request: SubscriptionRequest,
     caller: Caller | undefined,
     mode: DeliveryMode,
     reader = caller ? authenticated(caller) : undefined,
-  ): EmitSubscription {
+  ): Promise<EmitSubscription> {
     this.offered(request.name, mode);
     this.serving.catalog.noArguments(request.arguments);
-    return EmitSubscription.open(this.serving.emitted.ring(request.name), reader, request, Date.now());
+    const ring = await this.serving.emitted.source(request.name);
+    return EmitSubscription.open(ring, reader, request, Date.now());
   }
 
   private offered(name: string, mode: DeliveryMode): void {

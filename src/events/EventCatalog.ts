@@ -30,8 +30,12 @@ export interface EventTypeOptions {
   taskScoped?: boolean;
   /** The modes it offers, of those the server serves (webhook only with `events.webhooks`). Default: all of them. */
   delivery?: readonly DeliveryMode[];
-  /** An untasked type's replay window in this process: the last `events` (default 1,000) no older than `maxAgeMs` (1 h). */
-  retain?: { events?: number; maxAgeMs?: number };
+  /**
+   * An untasked type's replay window: the last `events` (default 1,000) no older than `maxAgeMs` (1 h). By default
+   * each process keeps its own (cursors end with a restart). `durable: true` keeps them in the task store instead:
+   * every instance and queue worker shares one numbering, and cursors stay valid across restarts.
+   */
+  retain?: { events?: number; maxAgeMs?: number; durable?: boolean };
   /** Webhook subscriptions one principal may hold to this type (default `events.maxSubscriptionsPerType`, 100). */
   maxSubscriptions?: number;
 }
@@ -130,6 +134,8 @@ export class EventCatalog {
         value === undefined || (Number.isSafeInteger(value) && value >= min);
       if (!count(retain?.events, 1) || !count(retain?.maxAgeMs, 1) || !count(maxSubscriptions, 0))
         throw new TypeError(`Event type ${options.name}: retain and maxSubscriptions take non-negative integers`);
+      if (retain?.durable !== undefined && typeof retain.durable !== 'boolean')
+        throw new TypeError(`Event type ${options.name}: retain.durable is true or false`);
       this.types.set(options.name, { options, payload });
     }
     this.sorted = [...this.types.keys()].sort();
@@ -150,6 +156,11 @@ export class EventCatalog {
   /** Whether `name` is a registered type tied to no task (emitted with `tasks.emitEvent`). */
   isUntasked(name: string): boolean {
     return this.types.get(name)?.options.taskScoped === false;
+  }
+
+  /** Whether an untasked type keeps its events in the task store (`retain.durable`). */
+  durable(name: string): boolean {
+    return this.optionsOf(name)?.retain?.durable === true;
   }
 
   /** The names of the untasked types. */

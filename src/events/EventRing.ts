@@ -1,4 +1,5 @@
 import { ErrorCodes, RpcError } from '../rpc/index.js';
+import type { StreamedEvent } from '../engine/index.js';
 import type { EventOccurrence } from '../protocol/index.js';
 
 const PREFIX = 'e2.';
@@ -54,19 +55,46 @@ export class EventRing {
 
   /** Keeps an event, dropping the oldest past the bounds; wakes the streams of the type. */
   append(owner: string | null, data: Record<string, unknown>): RingEntry {
-    const at = this.now();
-    const seq = this.nextSeq++;
-    const entry: RingEntry = {
-      seq,
-      at,
-      owner,
-      occurrence: { eventId: `${this.epoch}.${seq}`, name: this.name, timestamp: new Date(at).toISOString(), data },
-    };
+    return this.accept({ seq: this.nextSeq, at: this.now(), owner, data }) as RingEntry;
+  }
+
+  /**
+   * Keeps an event a durable log numbered (StoredEventStream): one already kept is ignored (undefined); one past the
+   * head means the log dropped events this ring never had, so the ring starts again from it (a reader behind it
+   * hears of the gap, spec V50).
+   */
+  accept(event: StreamedEvent): RingEntry | undefined {
+    const { seq } = event;
+    if (seq < this.nextSeq) return undefined;
+    if (seq > this.nextSeq) this.entries = [];
+    this.nextSeq = seq + 1;
+    const entry = this.entryOf(event);
     this.entries.push(entry);
     if (this.entries.length > this.maxEvents) this.entries.splice(0, this.entries.length - this.maxEvents);
     this.evictOld();
     this.wake();
     return entry;
+  }
+
+  /** An event as this ring's entries are, kept or not. */
+  entryOf({ seq, at, owner, data }: StreamedEvent): RingEntry {
+    return {
+      seq,
+      at,
+      owner,
+      occurrence: { eventId: `${this.epoch}.${seq}`, name: this.name, timestamp: new Date(at).toISOString(), data },
+    };
+  }
+
+  /** The kept event numbered `seq`, if it is still kept. */
+  at(seq: number): RingEntry | undefined {
+    const base = this.entries[0]?.seq ?? this.nextSeq;
+    return this.entries[seq - base];
+  }
+
+  /** Starts an empty ring at `seq` (a durable log's position): the events before it are not kept here. */
+  startAt(seq: number): void {
+    if (this.entries.length === 0 && seq > this.nextSeq) this.nextSeq = seq;
   }
 
   /** The entries from `seq` on (those still kept), in order (spec V41). */

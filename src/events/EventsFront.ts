@@ -185,11 +185,15 @@ export class EventsFront implements ServerDialect {
   attach(engine: TaskEngine, logger: EngineLogger): () => void {
     this.logger = logger;
     this.engine = engine;
+    this.emitted.useStore(engine.store);
     const webhooks = this.eventsOptions.webhooks;
-    if (!webhooks) return () => {};
+    if (!webhooks) return () => this.emitted.close();
     const publishing = publishToWebhooks(engine, webhooks, this.catalog.names, logger, this.access);
     this.publishing = publishing;
-    return () => publishing.stop();
+    return () => {
+      publishing.stop();
+      this.emitted.close();
+    };
   }
 
   /** spec §1: events exist on the 2026-07-28 wire only; a 2025-era session's `events/*` goes on to -32601 (V7). */

@@ -1,5 +1,6 @@
 import type { EngineLogger, TaskEngine, TaskStore } from '../engine/index.js';
 import { EventCatalog, type EventTypeOptions } from './EventCatalog.js';
+import { EmittedEvents, type EmitEventOptions } from './EmittedEvents.js';
 import { DEFAULT_REVERIFY_MS, EventAccess, type EventAuthorizer } from './EventAccess.js';
 import { publishToWebhooks } from './publishToWebhooks.js';
 import { OutboxWebhookDeliveries } from './webhooks/OutboxWebhookDeliveries.js';
@@ -31,9 +32,13 @@ export interface WorkerEventsOptions {
  */
 export class WorkerEvents {
   readonly catalog: EventCatalog;
+  private emitted: EmittedEvents | undefined;
 
   constructor(private readonly options: WorkerEventsOptions) {
-    this.catalog = new EventCatalog(options.types ?? [], ['poll', 'push']);
+    this.catalog = new EventCatalog(
+      options.types ?? [],
+      options.webhooks ? ['poll', 'push', 'webhook'] : ['poll', 'push'],
+    );
   }
 
   /** The settings of the worker's engine. */
@@ -46,16 +51,42 @@ export class WorkerEvents {
    */
   async attach(engine: TaskEngine, store: TaskStore, logger: EngineLogger): Promise<() => void> {
     const webhooks = this.options.webhooks;
-    if (!webhooks) return () => {};
-    let deliveries: WebhookDeliveries;
+    let deliveries: WebhookDeliveries | undefined;
     if (webhooks === true) {
       if (!store.webhooks) throw new Error('runWorker events.webhooks: the task store keeps no webhook outbox');
       await store.webhooks.init();
       // Publishing only: the senders of the server instances deliver what it writes (this one is never started).
       deliveries = new OutboxWebhookDeliveries({ store: store.webhooks });
-    } else deliveries = webhooks;
+    } else if (webhooks) deliveries = webhooks;
+    const emitted = new EmittedEvents(
+      this.catalog,
+      deliveries,
+      () => engine.limits.maxEventBytes,
+      () => logger,
+    );
+    emitted.useStore(store);
+    this.emitted = emitted;
+    if (!deliveries) return () => emitted.close();
     const access = new EventAccess(this.options.authorize, this.options.reverifyMs ?? DEFAULT_REVERIFY_MS);
     const publishing = publishToWebhooks(engine, deliveries, this.catalog.names, logger, access);
-    return () => publishing.stop();
+    return () => {
+      publishing.stop();
+      emitted.close();
+    };
+  }
+
+  /**
+   * The worker's `emitEvent`: an event of an untasked type with `retain.durable` (EmittedEvents.emit), which the
+   * server instances serve from the store. A type kept per process is refused: in a worker no one would read it.
+   */
+  emit(name: string, data: Record<string, unknown>, options?: EmitEventOptions): Promise<string> {
+    if (this.catalog.isUntasked(name) && !this.catalog.durable(name))
+      return Promise.reject(
+        new TypeError(
+          `Event type ${name} is kept per process, and a queue worker serves no one: give it retain.durable to emit it here`,
+        ),
+      );
+    if (!this.emitted) return Promise.reject(new Error('emitEvent: the worker has not started'));
+    return this.emitted.emit(name, data, options);
   }
 }

@@ -41,12 +41,13 @@ export type {
 export { ANY_OWNER, type OwnerPrincipal, type OwnerScope } from '../engine/index.js';
 export { LocalEventBus, type TaskChange, type TaskEventBus, type TaskEventListener } from '../engine/index.js';
 export type { SerializedError, StepJournalStore, StepKind, StepRow, WakeEntry } from '../engine/index.js';
-// Optional store capabilities: a task's timeline, reads across owners for operators, each task's event log, webhook
-// subscriptions and their delivery outbox.
+// Optional store capabilities: a task's timeline, reads across owners for operators, each task's event log, the
+// durable untasked event types' logs, webhook subscriptions and their delivery outbox.
 export type { TaskTimelineStore, TimelineEntry, TimelineKind } from '../engine/index.js';
 export type { BrowseFilter, BrowsePosition, TaskBrowseStore } from '../engine/index.js';
 export { eventLogTopic, type EventAppendResult, type LoggedEvent, type NewLoggedEvent } from '../engine/index.js';
 export type { TaskEventLog } from '../engine/index.js';
+export { eventStreamTopic, type EventStreamLog, type NewStreamedEvent, type StreamedEvent } from '../engine/index.js';
 export { initialWebhookStatus, type WebhookOutboxStore, type WebhookSubscriptionStatus } from '../engine/index.js';
 export type {
   OutboxEntry,

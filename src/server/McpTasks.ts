@@ -48,8 +48,8 @@ export class McpTasks {
 
   /**
    * Emits an event of an untasked type (`events.types` entry with `taskScoped: false`) from the author's code: checked
-   * like a task's emit (`TaskEventRejectedError`), kept for replay in this process and published to the type's webhook
-   * subscriptions. `to` addresses it to one principal (its clientId, as `authenticate` names it); without it every subscriber sees it. Resolves with its `eventId`
+   * like a task's emit (`TaskEventRejectedError`), kept for replay (in this process, or in the store with
+   * `retain.durable`) and published to the type's webhook subscriptions. `to` addresses it to one principal (its clientId, as `authenticate` names it); without it every subscriber sees it. Resolves with its `eventId`
    * (docs/events.md).
    */
   emitEvent(

@@ -49,6 +49,7 @@ export class TaskRuntime implements ConnectionHost {
   readonly ext = new ExtDialect({ eventSourceFor: (record, params) => this.events?.eventSourceFor(record, params) });
   /** The Events extension (`events/*` on the 2026-07-28 wire), when the `events` option is set. */
   readonly events: EventsFront | undefined;
+  private readonly stopEvents: (() => void) | undefined;
   readonly sep: SepDialect;
   readonly defaultPollIntervalMs: number;
   readonly callerOptions: CallerOptions;
@@ -157,7 +158,7 @@ export class TaskRuntime implements ConnectionHost {
         });
     this.engine.setExecutor(this.executor);
     // Events appended here (emits of in-process work, status changes) go to the webhook subscriptions too.
-    this.events?.attach(this.engine, this.logger);
+    this.stopEvents = this.events?.attach(this.engine, this.logger);
     if (this.metrics) this.engine.onEventAppended((_task, event) => this.metrics?.eventAppended(event));
     // An executor that leases at creation runs the task in this process, whose work sends progress directly
     // (forwardProgress); work elsewhere stores it on the task, and this process relays it.
@@ -216,6 +217,8 @@ export class TaskRuntime implements ConnectionHost {
     this.heldCalls.close();
     this.progressRelay?.close();
     await this.executor.close();
+    // After the executor: what its last runs append still reaches the webhooks.
+    this.stopEvents?.();
     await this.engine.close();
     await this.links?.close();
   }

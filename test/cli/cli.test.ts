@@ -205,9 +205,12 @@ describe('mcp-tasks with a detached task over Streamable HTTP', () => {
   });
 
   it('cancels a detached working task by id', async () => {
-    const detach = await runCli(['--url', http.url, 'call', 'simulate-research-query', 'topic=stop', '--detach'], {
-      env,
-    });
+    // An ambiguous topic makes the tool ask which one is meant: no one answers, so the task waits however slow the
+    // machine is, until the cancel.
+    const detach = await runCli(
+      ['--url', http.url, 'call', 'simulate-research-query', 'topic=stop', 'ambiguous=true', '--detach'],
+      { env },
+    );
     const taskId = detach.stdout.trim();
     const cancel = await runCli(['--json', 'cancel', taskId], { env });
     expect(cancel.code).toBe(EXIT_CODES.cancelled);

@@ -151,9 +151,11 @@ describe('untasked event types: emitted by the author’s code, served by poll, 
   it('V29 V30 and maxAgeMs retention: old events are skipped with truncated', async () => {
     const start = (await poll(alice, { name: DEPLOY, cursor: null })).result?.['cursor'];
     await emit(DEPLOY, 10);
-    await sleep(60);
+    await sleep(1000);
+    const before11 = Date.now();
     await emit(DEPLOY, 11);
-    const floored = await poll(alice, { name: DEPLOY, cursor: start, maxAgeMs: 30 });
+    // A floor between the two emits, with half a second to spare for a slow machine on either side.
+    const floored = await poll(alice, { name: DEPLOY, cursor: start, maxAgeMs: Date.now() - before11 + 500 });
     expect(floored.result?.['truncated']).toBe(true);
     expect(occurrences(floored).map((event) => event['data'])).toEqual([{ n: 11 }]);
     // The type's own age bound: a 50 ms window drops the event itself.

@@ -4,6 +4,7 @@ import type { TaskBrowseStore } from './TaskBrowseStore.js';
 import type { TaskChange } from '../record/TaskChange.js';
 import type { TaskEventBus } from './TaskEventBus.js';
 import type { TaskEventLog } from './TaskEventLog.js';
+import type { EventStreamLog } from './EventStreamLog.js';
 import type { TaskRecord } from '../record/TaskRecord.js';
 import type { TaskTimelineStore, TimelineEntry } from '../record/TaskTimeline.js';
 
@@ -131,6 +132,8 @@ export interface TaskStore {
   readonly timeline?: TaskTimelineStore;
   /** Each task's emitted events, when the store keeps them (opened by the engine). */
   readonly eventLog?: TaskEventLog;
+  /** The durable logs of untasked event types, when the store keeps them (opened by the events front). */
+  readonly eventStreams?: EventStreamLog;
   /** Reads across owners for operators, when the store has them. */
   readonly browse?: TaskBrowseStore;
 }

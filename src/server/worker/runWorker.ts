@@ -73,6 +73,15 @@ export interface WorkerHandle {
   readonly worker: QueueWorker;
   /** The runner name stored on the tasks this worker runs. */
   readonly runnerId: string;
+  /**
+   * Emits an event of an untasked type with `retain.durable` (docs/events.md): stored in the shared store, so every
+   * server instance's poll, push streams and webhooks serve it. Needs the `events` option; resolves with its eventId.
+   */
+  emitEvent(
+    name: string,
+    data: Record<string, unknown>,
+    options?: { to?: string | { clientId?: string; sub?: string } },
+  ): Promise<string>;
   /** Finishes running tasks (up to `timeoutMs`, else hands them back), then disconnects. */
   close(options?: { timeoutMs?: number }): Promise<void>;
 }
@@ -145,6 +154,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerHandle
     engine,
     worker,
     runnerId: worker.runnerId,
+    emitEvent(name, data, emitOptions) {
+      if (!events) return Promise.reject(new TypeError('emitEvent needs the events option'));
+      return events.emit(name, data, emitOptions);
+    },
     close(closeOptions = {}) {
       closing ??= (async () => {
         await worker.close(closeOptions);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 
 import {
+  type EventStreamLog,
   frozenCopy,
   type InsertResult,
   isTerminal,
@@ -16,6 +17,7 @@ import {
   type WebhookOutboxStore,
 } from '../../engine/index.js';
 import { MemoryBrowse } from './MemoryBrowse.js';
+import { MemoryEventStreams } from './MemoryEventStreams.js';
 import { MemoryStepJournalStore } from './MemoryStepJournalStore.js';
 import { MemoryTimeline } from './MemoryTimeline.js';
 import { MemoryTaskEventLog } from './MemoryTaskEventLog.js';
@@ -51,6 +53,7 @@ export class MemoryStore implements TaskStore {
   readonly journal: StepJournalStore = new MemoryStepJournalStore();
   readonly timeline: TaskTimelineStore = new MemoryTimeline();
   readonly eventLog: TaskEventLog = new MemoryTaskEventLog();
+  readonly eventStreams: EventStreamLog = new MemoryEventStreams();
   readonly webhooks: WebhookOutboxStore = new MemoryWebhookOutbox();
   readonly browse: TaskBrowseStore = new MemoryBrowse({
     positions: () => this.all,

@@ -4,6 +4,7 @@ import pg from 'pg';
 
 import {
   type EngineLogger,
+  type EventStreamLog,
   type InsertAlong,
   type InsertResult,
   type ListPosition,
@@ -23,6 +24,7 @@ import {
 import { migratePostgres } from './migrations.js';
 import { PgBrowse } from './PgBrowse.js';
 import { PgEventBus } from './PgEventBus.js';
+import { PgEventStreams } from './PgEventStreams.js';
 import { PgBatch } from './PgBatch.js';
 import { PgStatements } from './PgStatements.js';
 import { PgStepJournalStore } from './PgStepJournalStore.js';
@@ -84,6 +86,7 @@ export class PostgresStore implements TaskStore {
   readonly journal: StepJournalStore;
   readonly timeline: TaskTimelineStore;
   readonly eventLog: TaskEventLog;
+  readonly eventStreams: EventStreamLog;
   readonly webhooks: WebhookOutboxStore;
   readonly browse: TaskBrowseStore;
   private readonly pool: pg.Pool;
@@ -145,6 +148,7 @@ export class PostgresStore implements TaskStore {
     this.timeline = timeline;
     this.browse = new PgBrowse(this.pool, this.names);
     this.eventLog = new PgTaskEventLog(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
+    this.eventStreams = new PgEventStreams(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.webhooks = new PgWebhookOutbox(this.pool, this.schema, options.tablePrefix ?? 'mcp_tasks');
     this.writes = new PgTaskWrites(
       (text, values) => this.query(text, values),

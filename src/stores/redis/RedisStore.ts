@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import {
   encodeTaskEvent,
   type EngineLogger,
+  type EventStreamLog,
   type InsertAlong,
   type InsertResult,
   isTerminal,
@@ -41,6 +42,7 @@ import {
   SWEEP,
 } from './redisScripts.js';
 import { RedisTimeline, timelineArgs } from './RedisTimeline.js';
+import { RedisEventStreams } from './RedisEventStreams.js';
 import { RedisTaskEventLog } from './RedisTaskEventLog.js';
 import { RedisWebhookOutbox } from './RedisWebhookOutbox.js';
 import { waitForReady } from './waitForReady.js';
@@ -94,6 +96,7 @@ export class RedisStore implements TaskStore {
   readonly journal: StepJournalStore;
   readonly timeline: TaskTimelineStore;
   readonly eventLog: TaskEventLog;
+  readonly eventStreams: EventStreamLog;
   readonly webhooks: WebhookOutboxStore;
   readonly browse: TaskBrowseStore;
   /** The timeline's keys, written along with a task's row by the scripts. */
@@ -140,6 +143,7 @@ export class RedisStore implements TaskStore {
     this.timelineKeys = new RedisTimeline(this.redis, this.keys.prefix);
     this.timeline = this.timelineKeys;
     this.eventLog = new RedisTaskEventLog(this.redis, this.keys.prefix);
+    this.eventStreams = new RedisEventStreams(this.redis, this.keys.prefix);
     this.webhooks = new RedisWebhookOutbox(this.redis, this.keys.prefix);
     this.browse = new RedisBrowse(this.redis, this.keys, decode);
     const subscriber = this.redis.duplicate({

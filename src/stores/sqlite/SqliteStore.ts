@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 
 import {
+  type EventStreamLog,
   type InsertAlong,
   type InsertResult,
   type ListPosition,
@@ -30,6 +31,7 @@ import { ensurePrivateFile } from './privateFile.js';
 import { RunnerLocks } from './RunnerLocks.js';
 import { BLOCKING_BUSY_MS, retryBusy, retryWhenBusy } from './retryWhenBusy.js';
 import { SqliteEventBus } from './SqliteEventBus.js';
+import { SqliteEventStreams } from './SqliteEventStreams.js';
 import { SqliteBrowse } from './SqliteBrowse.js';
 import { SqliteStepJournalStore } from './SqliteStepJournalStore.js';
 import { SqliteTimeline } from './SqliteTimeline.js';
@@ -107,6 +109,7 @@ const BUSY_RETRIED = [
 const JOURNAL_BUSY_RETRIED = ['init', 'fence', 'read', 'write', 'remove', 'setWake', 'clearWake', 'due'] as const;
 const TIMELINE_BUSY_RETRIED = ['init', 'append', 'read', 'remove'] as const;
 const EVENT_LOG_BUSY_RETRIED = ['init', 'append', 'read', 'length', 'remove'] as const;
+const EVENT_STREAMS_BUSY_RETRIED = ['init', 'epoch', 'append', 'read', 'head'] as const;
 const WEBHOOKS_BUSY_RETRIED = [
   'init',
   'saveSubscription',
@@ -143,6 +146,7 @@ export class SqliteStore implements TaskStore {
   readonly journal: StepJournalStore;
   readonly timeline: TaskTimelineStore;
   readonly eventLog: TaskEventLog;
+  readonly eventStreams: EventStreamLog;
   readonly webhooks: WebhookOutboxStore;
   readonly browse: TaskBrowseStore = new SqliteBrowse(() => this.db);
   /** The event bus and the timeline as this store drives them (started with the database, written in its transactions). */
@@ -173,6 +177,7 @@ export class SqliteStore implements TaskStore {
     this.timeline = this.timelineTable;
     const eventLog = new SqliteTaskEventLog(() => this.db, this.commits);
     this.eventLog = eventLog;
+    this.eventStreams = new SqliteEventStreams(() => this.db, this.commits);
     this.webhooks = new SqliteWebhookOutbox(() => this.db, this.commits);
     this.bus = new SqliteEventBus(this.inFile ? (options.changePollMs ?? 20) : 0, undefined, (taskId) =>
       eventLog.lengthNow(taskId),
@@ -183,6 +188,7 @@ export class SqliteStore implements TaskStore {
     retryWhenBusy(this.journal, JOURNAL_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.timeline, TIMELINE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.eventLog, EVENT_LOG_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
+    retryWhenBusy(this.eventStreams, EVENT_STREAMS_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.webhooks, WEBHOOKS_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
     retryWhenBusy(this.browse, BROWSE_BUSY_RETRIED, this.describe(), options.busyTimeoutMs ?? 5000);
   }

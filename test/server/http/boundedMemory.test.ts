@@ -276,7 +276,8 @@ describe('bounded memory on the HTTP endpoint', () => {
   }
 
   it('slow readers: a client that stops reading is cut off after slowReaderMs; its answer resumes with Last-Event-ID', async () => {
-    const server = await start({ slowReaderMs: 1000 });
+    // Long enough that the resuming reader, reading all the while, is never taken for a stalled one on a busy machine.
+    const server = await start({ slowReaderMs: 3000 });
     const peer = await session();
     const { cut, received } = await floodWithoutReading(server, peer);
     expect(cut).toBe(true);
