@@ -117,7 +117,15 @@ export class TaskConsole {
     await store.browse?.init();
     await store.eventLog?.init();
     await store.webhooks?.init();
-    const engine = new TaskEngine({ store, sweepIntervalMs: 0, recoveryIntervalMs: 0, wakeIntervalMs: 0 });
+    // A cancel from here appends the task's status entry as a server's engine would, so an `events/*` reader of the
+    // runtime's task status type on any instance sees it (spec TS8).
+    const engine = new TaskEngine({
+      store,
+      sweepIntervalMs: 0,
+      recoveryIntervalMs: 0,
+      wakeIntervalMs: 0,
+      statusEvents: true,
+    });
     return new TaskConsole(engine, options, false);
   }
 
