@@ -308,6 +308,8 @@ const CLI_INTERNAL: Record<string, string> = {
   'protocol/': "the wire's names and shapes, a leaf every layer may use",
   'server:createStore': 'a store from a spec string, as createMcpTasks opens it (`console`, `get --timeline`)',
   'server:DEFAULT_STORE': 'the store the demo server and `serve` use by default',
+  'server:openStandaloneConsole':
+    'the `console` command: a console over a store that publishes its cancels to webhooks',
   'server:FALLBACK_TOOL_NAMES': "`tools` marks the proxy's fallback tools",
   // Small checks a host writes in a line; the CLI takes the client's own so its answers match the client's.
   'client:isDialectPreference': 'checks `--dialect` against the generations the client knows',

@@ -76,7 +76,8 @@ export class TaskConsole {
   private subscriptionsCache: { at: number; value: Promise<Subscriptions> } | undefined;
 
   constructor(
-    private readonly engine: TaskEngine,
+    /** Its engine: the runtime's, or for `overStore` one of its own (whose appends a caller may publish). */
+    readonly engine: TaskEngine,
     private readonly options: ConsoleOptions = {},
     /** False over a store no runtime of this process runs: a re-run would never start there. */
     runsTasks = true,

@@ -5,6 +5,7 @@ import {
   type EngineLogger,
   type TaskEngine,
   type TaskStatus,
+  type WebhookOutboxStore,
 } from '../engine/index.js';
 import { webhookEventOf } from './taskEventOccurrence.js';
 import { taskEndedError } from './TaskEventSubscription.js';
@@ -21,7 +22,8 @@ import { ACCESS_REVOKED, type EventAccess } from './EventAccess.js';
 export function publishToWebhooks(
   engine: TaskEngine,
   webhooks: WebhookDeliveries,
-  typeNames: readonly string[],
+  /** The server's type names, or where the process does not know them, how to find those a task's subscriptions have. */
+  typeNames: readonly string[] | SubscribedTypes,
   logger: EngineLogger,
   /** The operator's event authorization, re-verified for the task's owner while its subscriptions live (spec V65). */
   access?: EventAccess,
@@ -45,8 +47,10 @@ export function publishToWebhooks(
     void serialized(taskId, work).catch((error: unknown) =>
       logger.warn({ taskId, error: String(error) }, 'webhook publish of a task event failed'),
     );
-  const endAll = async (taskId: string, ended: ReturnType<typeof taskEndedError>) => {
-    for (const name of typeNames) await webhooks.terminate({ name, scope: taskId }, ended);
+  const endAll = async (taskId: string, ended: ReturnType<typeof taskEndedError>, owner?: string) => {
+    const names =
+      typeof typeNames !== 'function' ? typeNames : owner === undefined ? [] : await typeNames(taskId, owner);
+    for (const name of names) await webhooks.terminate({ name, scope: taskId }, ended);
   };
   const appended = engine.onEventAppended((task, event) => {
     const status = event.type === TASK_STATUS_EVENT ? (event.data['status'] as TaskStatus) : undefined;
@@ -59,7 +63,7 @@ export function publishToWebhooks(
       if (request && !(await (access as EventAccess).stillAllowed(request)))
         await webhooks.terminate({ name: event.type, scope: task.taskId }, ACCESS_REVOKED);
       if (status !== undefined && isTerminal(status))
-        await endAll(task.taskId, taskEndedError(task.taskId, { ...task, status }));
+        await endAll(task.taskId, taskEndedError(task.taskId, { ...task, status }), task.owner);
     });
   });
   // spec V65: what a subscription to a task rests on is the task; once it is removed (deleted, or swept at its TTL
@@ -74,6 +78,23 @@ export function publishToWebhooks(
     },
     serialized,
   };
+}
+
+/**
+ * The type names of a task's webhook subscriptions, for a process that does not know the server's types (the
+ * standalone console): read from the subscriptions of the task's owner.
+ */
+export type SubscribedTypes = (taskId: string, owner: string) => Promise<readonly string[]>;
+
+/** SubscribedTypes over the store's outbox: the names of the owner's subscriptions scoped to the task. */
+export function subscribedTypesOf(store: WebhookOutboxStore): SubscribedTypes {
+  return async (taskId, owner) => [
+    ...new Set(
+      (await store.subscriptionsOf(owner))
+        .filter((subscription) => subscription.record.scope === taskId)
+        .map((subscription) => subscription.record.name),
+    ),
+  ];
 }
 
 /** The publishing of a process's appends (publishToWebhooks). */

@@ -19,3 +19,4 @@ export type { ToolTaskPolicy, Caller } from '../dialects/index.js';
 export * from './stdio/guardStdin.js';
 // A type only: prom-client loads when the `metrics` option asks for it.
 export type { TaskMetrics, TaskMetricsOptions } from './TaskMetrics.js';
+export * from './openStandaloneConsole.js';

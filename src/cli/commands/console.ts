@@ -1,7 +1,8 @@
-import { serveConsole, TaskConsole } from '../../console/index.js';
-import { createStore, DEFAULT_STORE } from '../../server/index.js';
+import { serveConsole } from '../../console/index.js';
+import { createStore, DEFAULT_STORE, openStandaloneConsole } from '../../server/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
+import { stderrLogger } from '../stderrLogger.js';
 import { UsageError } from '../UsageError.js';
 
 export interface ConsoleCommandOptions {
@@ -23,10 +24,11 @@ export async function runConsoleCommand(options: ConsoleCommandOptions, reporter
     .split(',')
     .map((name) => name.trim())
     .filter(Boolean);
-  const taskConsole = await TaskConsole.overStore(store, {
-    path: options.path,
-    allowedHostnames: ['localhost', '127.0.0.1', '[::1]', ...extra],
-  });
+  const { taskConsole, close } = await openStandaloneConsole(
+    store,
+    { path: options.path, allowedHostnames: ['localhost', '127.0.0.1', '[::1]', ...extra] },
+    stderrLogger('console', false),
+  );
   const running = await serveConsole(taskConsole, { port, host: options.host });
   const token = process.env['MCP_TASKS_CONSOLE_TOKEN'] ? '' : ' (token generated for this run)';
   // Like Jupyter: one URL that opens the console and leaves a cookie, so the token need not be typed.
@@ -37,6 +39,7 @@ export async function runConsoleCommand(options: ConsoleCommandOptions, reporter
     process.once('SIGTERM', resolve);
   });
   await running.close();
+  close();
   await store.close();
   return EXIT_CODES.completed;
 }

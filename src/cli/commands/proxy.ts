@@ -4,7 +4,7 @@ import type { DialectPreference, TaskTarget } from '../../client/index.js';
 import { parseProxyConfig, parseToolsOption, startProxy, type ProxyConfig } from '../../proxy/index.js';
 import { EXIT_CODES, type ExitCode } from '../exitCodes.js';
 import type { Reporter } from '../Reporter.js';
-import { terminalSafeJson, visibleLine } from '../sanitize.js';
+import { stderrLogger } from '../stderrLogger.js';
 import { UsageError } from '../UsageError.js';
 import { proxyWebhooks, type ProxyWebhooks } from './proxyWebhooks.js';
 
@@ -78,12 +78,6 @@ function configOf(path: string | undefined): ProxyConfig {
 }
 
 /** Log lines on stderr: stdout carries the URL (HTTP) or the protocol (stdio). The fields may hold upstream text. */
-function stderrLogger(verbose: boolean) {
-  const line = (level: string) => (fields: Record<string, unknown>, message: string) =>
-    process.stderr.write(`mcp-tasks proxy: ${level} ${visibleLine(message)} ${terminalSafeJson(fields)}\n`);
-  return { info: verbose ? line('info') : () => {}, warn: line('warn'), error: line('error') };
-}
-
 /**
  * `proxy`: durable tasks in front of any MCP server. Serves Streamable HTTP (first line of stdout: the URL) or stdio
  * until SIGINT/SIGTERM.
@@ -128,7 +122,7 @@ export async function runProxy(
       }),
       tools,
       config,
-      logger: stderrLogger(options.verbose === true),
+      logger: stderrLogger('proxy', options.verbose === true),
     });
   } catch (error) {
     if (error instanceof UsageError) throw error;
