@@ -181,6 +181,7 @@ const DYNAMIC_IMPORTS: Record<string, { why: string; computed?: true }> = {
   'cli/commands/worker.ts': { why: "the user's module with the server factory", computed: true },
   'cli/tracingSetup.ts': { why: 'the OpenTelemetry SDK and its OTLP exporter, only when an endpoint is configured' },
   'server/http/serveHttp.ts': { why: 'the operator console, only when it is configured' },
+  'server/openStandaloneConsole.ts': { why: 'the operator console, only for the `console` command' },
   'server/auth/jwtAuth.ts': { why: 'jose, on the first token: a server without JWT auth starts (and recovers) sooner' },
 };
 

@@ -379,8 +379,11 @@ export class EventsFront implements ServerDialect {
       );
     const subscribed = await (this.quota as SubscriptionQuota).within(key, subscribe); // spec V115
     if (owner !== undefined) this.onSubscribed?.(owner, subscribed.id);
-    // The replay from the cursor goes to this subscription only; a task that ended already ends it after.
-    if (subscribed.created && owner !== undefined)
+    // The replay from the cursor goes to this subscription only; a task that ended already ends it after. A refresh
+    // (spec V68) replays from the host's cursor too: what is queued is not queued twice, so it brings only what the
+    // subscription never got (an event or an ending whose outbox row a crash lost, or that a process publishing
+    // nothing appended), each under its own webhook-id; an ending subscription takes nothing more.
+    if (owner !== undefined)
       await this.inPublishingOrder(subscription.taskId, () =>
         startWebhookSubscription(engine, webhooks, subscription, owner, subscribed.id),
       );

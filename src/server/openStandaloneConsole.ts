@@ -1,4 +1,4 @@
-import { TaskConsole, type ConsoleOptions } from '../console/index.js';
+import type { ConsoleOptions, TaskConsole } from '../console/index.js';
 import type { EngineLogger, TaskStore } from '../engine/index.js';
 import { publishToWebhooks, subscribedTypesOf } from '../events/index.js';
 import { OutboxWebhookDeliveries } from '../events/webhooks/index.js';
@@ -20,6 +20,8 @@ export async function openStandaloneConsole(
   options: ConsoleOptions,
   logger: EngineLogger,
 ): Promise<StandaloneConsole> {
+  // Loaded here, not at the top: importing the runtime must not load the console.
+  const { TaskConsole } = await import('../console/index.js');
   const taskConsole = await TaskConsole.overStore(store, options);
   const outbox = store.webhooks;
   if (!outbox) return { taskConsole, close: () => taskConsole.close() };
