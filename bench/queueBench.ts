@@ -76,7 +76,9 @@ export function startWorker(backend: Backend, redisUrl: string, queueName: strin
 
 /** Runs `script` with `env` added; resolves once it prints "ready" on stdout. */
 export function spawnReady(script: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [script], {
+  // BENCH_NODE_ARGS: node options for the bench's child processes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof".
+  const nodeArgs = process.env['BENCH_NODE_ARGS']?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

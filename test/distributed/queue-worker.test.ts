@@ -153,13 +153,82 @@ if (redisUrl) {
       const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
       await startWorker(async () => ok, recordingLogger(lines));
       failing = 8;
-      await executor.submit(task);
+      // A job without its task (as a re-run's may be), so the claim must read the store.
+      await executor.queue.add(
+        TASK_JOB_NAME,
+        { taskId: task.taskId, attempt: 1 },
+        { jobId: taskJobId(task.taskId, 1) },
+      );
       const done = await eventually(async () => {
         const record = await inner.get(task.taskId);
         return record?.status === 'completed' ? record : undefined;
       });
       expect(done.attempts).toBe(1);
       expect(lines.some((line) => line.message === 'task job handed back to the queue')).toBe(true);
+    });
+
+    it("claims a job's carried task by compare-and-set, without reading the task first", async () => {
+      const inner = new MemoryStore();
+      let reads = 0;
+      const store: TaskStore = Object.assign(Object.create(inner) as TaskStore, {
+        get: (taskId: string) => {
+          reads++;
+          return inner.get(taskId);
+        },
+      });
+      const { engine, executor, startWorker } = await setup({ store });
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      const job = await executor.queue.getJob(taskJobId(task.taskId, 1));
+      expect(job?.data).toEqual({ taskId: task.taskId, attempt: 1, record: task });
+      reads = 0;
+      await startWorker(async () => ok);
+      const done = await eventually(async () => {
+        const record = await inner.get(task.taskId);
+        return record?.status === 'completed' ? record : undefined;
+      });
+      expect(done.attempts).toBe(1);
+      expect(reads).toBe(0);
+    });
+
+    it('decides on a read when the carried task has changed since: a cancelled one never runs', async () => {
+      const { engine, executor, startWorker } = await setup();
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      await engine.cancel('o', task.taskId);
+      let ran = false;
+      await startWorker(async () => {
+        ran = true;
+        return ok;
+      });
+      const job = await eventually(async () => {
+        const found = await executor.queue.getJob(taskJobId(task.taskId, 1));
+        return found?.finishedOn ? found : undefined;
+      });
+      expect(job.returnvalue).toMatchObject({ outcome: 'skipped', reason: 'the task is already cancelled' });
+      expect(ran).toBe(false);
+    });
+
+    it('runs a job whose carried task is not stored yet once its insert lands', async () => {
+      const inner = new MemoryStore();
+      const { engine, executor, startWorker } = await setup({ store: inner });
+      const scratch = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+      const { task } = await scratch.create({ owner: 'o', request, dialect: 't', run: false });
+      await scratch.close();
+      let ran = 0;
+      await startWorker(async () => {
+        ran++;
+        return ok;
+      });
+      await executor.submit(task);
+      // The claim on the carried copy found no task; the job waits for the insert rather than being dropped.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(ran).toBe(0);
+      expect(await inner.insert(task)).toEqual({ inserted: true });
+      const done = await eventually(async () => {
+        const record = await engine.get('o', task.taskId);
+        return record.status === 'completed' ? record : undefined;
+      });
+      expect(done.attempts).toBe(1);
+      expect(ran).toBe(1);
     });
 
     // A creation queues its job, then inserts; an insert that waited out a store outage lands after the worker first

@@ -1,4 +1,4 @@
-import { decodeTaskEvent } from '../record/taskEventPayload.js';
+import { decodeTaskEvent, taskIdOfEvent } from '../record/taskEventPayload.js';
 import type { TaskChange } from '../record/TaskChange.js';
 
 export type TaskEventListener = (change?: TaskChange) => void;
@@ -25,15 +25,27 @@ export class LocalEventBus implements TaskEventBus {
   constructor(private readonly onListenerError?: (error: unknown) => void) {}
 
   publish(taskId: string, change?: TaskChange): void {
-    const set = this.listeners.get(taskId);
-    if (!set) return;
-    for (const listener of [...set]) this.call(listener, change);
+    // A record is handed on only from a message (a copy of its own): in process it is the writer's object.
+    if (change?.record) {
+      const { record: _record, ...bare } = change;
+      change = bare;
+    }
+    this.deliver(taskId, change);
   }
 
   /** Delivers a message a cross-process bus received (see encodeTaskEvent) to the task's subscribers here. */
   dispatch(payload: string): void {
+    // Most messages concern tasks nobody here waits for: those are not decoded.
+    const id = taskIdOfEvent(payload);
+    if (id !== undefined && !this.listeners.has(id)) return;
     const { taskId, change } = decodeTaskEvent(payload);
-    this.publish(taskId, change);
+    this.deliver(taskId, change);
+  }
+
+  private deliver(taskId: string, change?: TaskChange): void {
+    const set = this.listeners.get(taskId);
+    if (!set) return;
+    for (const listener of [...set]) this.call(listener, change);
   }
 
   /** Wakes every waiter: after a cross-process bus reconnects, events may have been lost while it was down. */

@@ -103,7 +103,12 @@ export class TaskAccess {
         version: current.version + 1,
         lastUpdatedAt: Math.max(this.clock.now(), current.lastUpdatedAt),
       };
-      const announced: TaskChange = { version: next.version, status: next.status };
+      // A write that ends the task sends it along: its waiters in other processes need not read it back.
+      const announced: TaskChange = {
+        version: next.version,
+        status: next.status,
+        ...(isTerminal(next.status) && { record: next }),
+      };
       // A store that can appends the timeline and publishes the change with the write itself.
       const timeline = this.store.replacesAlong ? this.timelines.entriesFor(current, next, entries) : undefined;
       const along: ReplaceAlong | undefined = this.store.replacesAlong

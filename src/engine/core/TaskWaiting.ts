@@ -9,8 +9,9 @@ import type { TaskWatch } from './TaskWatch.js';
 import { isExpired, takeAnswer } from '../record/transitions.js';
 
 /**
- * Waiting on tasks: subscribe to the store's event bus first, then read, so no change is missed. Events only wake;
- * a re-read every `recheckIntervalMs` covers a lost one.
+ * Waiting on tasks: subscribe to the store's event bus first, then read, so no change is missed. Events wake (an
+ * ending from another process may bring its record, which spares the read); a re-read every `recheckIntervalMs`
+ * covers a lost one.
  */
 export class TaskWaiting {
   constructor(
@@ -33,6 +34,8 @@ export class TaskWaiting {
     let closed = false;
     const unsubscribe = store.events.subscribe(taskId, (change) => {
       if (closed || (change && wants && !wants(change))) return;
+      // The record a task's last write sent along (its end) is the one a read would find.
+      if (change?.record) return listener(change.record);
       store.get(taskId).then(
         (record) => {
           if (!closed) listener(record);
@@ -125,7 +128,10 @@ export class TaskWaiting {
       };
       const onAbort = () => finish(signal?.reason ?? new Error('aborted'));
       const unsubscribe = store.events.subscribe(taskId, (change) => {
-        if (!change || wanted.worthReading(change)) check();
+        if (change && !wanted.worthReading(change)) return;
+        // An ending sent with its record satisfies the wait without a read.
+        if (change?.record && wanted.satisfied(change.record)) return finish(undefined, change.record);
+        check();
       });
       const timer = setInterval(check, this.recheckIntervalMs);
       timer.unref();

@@ -1,3 +1,4 @@
+import type { TaskRecord } from './TaskRecord.js';
 import type { TaskStatus } from './TaskStatus.js';
 
 /**
@@ -8,4 +9,9 @@ import type { TaskStatus } from './TaskStatus.js';
 export interface TaskChange {
   version: number;
   status: TaskStatus;
+  /**
+   * The task as that write stored it, sent along by a cross-process bus when the write ended the task and the record
+   * is small (TASK_EVENT_RECORD_MAX_BYTES): a waiter for the end takes it instead of reading the task again.
+   */
+  record?: TaskRecord;
 }

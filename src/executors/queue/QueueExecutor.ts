@@ -13,6 +13,7 @@ import {
 } from '../../engine/index.js';
 import {
   DEFAULT_QUEUE_NAME,
+  JOB_RECORD_MAX_BYTES,
   TASK_JOB_NAME,
   taskJobId,
   toConnectionOptions,
@@ -106,7 +107,7 @@ export class QueueExecutor implements Executor {
       await withTimeout(
         this.queue.add(
           TASK_JOB_NAME,
-          { taskId: task.taskId, attempt },
+          { taskId: task.taskId, attempt, ...(carried(task) && { record: task }) },
           { jobId: taskJobId(task.taskId, attempt), ...(priority !== undefined && { priority }) },
         ),
         this.enqueueTimeoutMs,
@@ -179,6 +180,11 @@ export class QueueExecutor implements Executor {
     this.closed = true;
     await this.queue.close();
   }
+}
+
+/** Whether a job carries its task: a small one (its worker then claims it without a read first). */
+function carried(task: TaskRecord): boolean {
+  return Buffer.byteLength(JSON.stringify(task)) <= JOB_RECORD_MAX_BYTES;
 }
 
 /** BullMQ's largest priority. */

@@ -256,8 +256,8 @@ export class QueueWorker {
     token: string | undefined,
     watch: TaskWatch,
   ): Promise<TaskJobResult> {
-    const { taskId, attempt } = job.data;
-    const claim = await this.claim(taskId, attempt, job.timestamp);
+    const { taskId, attempt, record } = job.data;
+    const claim = await this.claim(taskId, attempt, job.timestamp, record);
     if (claim.kind === 'skip') {
       this.logger.info({ taskId, attempt, runner: this.runnerId, reason: claim.reason }, 'task job skipped');
       return { taskId, attempt, outcome: 'skipped', reason: claim.reason };
@@ -277,15 +277,21 @@ export class QueueWorker {
     return this.run(claim.task, attempt, watch);
   }
 
-  /** Decides whether this job's run is still due and, if so, takes the task's lease. */
-  private async claim(taskId: string, attempt: number, queuedAt: number): Promise<JobClaim> {
+  /**
+   * Decides whether this job's run is still due and, if so, takes the task's lease. A job carrying its task is
+   * claimed on that copy first (a compare-and-set, no read); a claim that does not take it is decided on a read.
+   */
+  private async claim(taskId: string, attempt: number, queuedAt: number, carried?: TaskRecord): Promise<JobClaim> {
     // A claim whose reply was lost (the store went away under it) may have landed: only this worker would run it, so
     // it keeps asking the store until it knows, rather than hand the job back and leave a claimed task unrun.
     let claimUnknown = false;
+    let guess = carried?.taskId === taskId ? carried : undefined;
     for (let failures = 0; ; failures++) {
       if (this.stopping) return { kind: 'requeue', reason: 'the worker is shutting down' };
+      const known = guess;
+      guess = undefined;
       try {
-        const record = await this.storedTask(taskId, queuedAt);
+        const record = known ?? (await this.storedTask(taskId, queuedAt));
         if (!record) return this.missing(queuedAt);
         if (isTerminal(record.status)) return { kind: 'skip', reason: `the task is already ${record.status}` };
         if (this.engine.isExpired(record, Date.now())) return { kind: 'skip', reason: 'the task has expired' };
@@ -307,6 +313,8 @@ export class QueueWorker {
           });
         if (!task) {
           await this.admission.release(taskId).catch(() => {});
+          // The carried copy is not the stored task (it changed, or is not stored yet): decide on a read.
+          if (known) continue;
           return { kind: 'skip', reason: 'the task ended before it started' };
         }
         return { kind: 'run', task };

@@ -1,6 +1,6 @@
 import type { ConnectionOptions } from 'bullmq';
 
-import { reconnectDelayMs } from '../../engine/index.js';
+import { reconnectDelayMs, type TaskRecord } from '../../engine/index.js';
 
 /** The queue every producer and worker of a deployment shares unless told otherwise. */
 export const DEFAULT_QUEUE_NAME = 'mcp-tasks';
@@ -12,7 +12,18 @@ export const TASK_JOB_NAME = 'task';
 export interface TaskJobData {
   taskId: string;
   attempt: number;
+  /**
+   * The task as it was queued, when it is small (JOB_RECORD_MAX_BYTES): the worker's claim is a compare-and-set on
+   * it, without reading the task first. Should the task have changed (or not be stored yet), the claim reads it.
+   */
+  record?: TaskRecord;
 }
+
+/**
+ * The largest task a job carries (its JSON). A job is kept after it finishes (`keepCompleted`, 10,000 by default),
+ * so this bounds what the carried copies hold in the queue's Redis: 20 MB at most with the defaults.
+ */
+export const JOB_RECORD_MAX_BYTES = 2048;
 
 /** BullMQ job name of a durable timer: a delayed job that wakes a parked task (Executor.scheduleWake). */
 export const WAKE_JOB_NAME = 'wake';
