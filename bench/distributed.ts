@@ -17,7 +17,8 @@
 // queue's commands a job, and each kind of Redis command a task (the commands Lua scripts run count by their own kind,
 // the script call itself as evalsha).
 // BENCH_ONLY=redis|postgres measures the queue rows of that store only (no SQLite baseline); BENCH_RAW=0 skips the raw
-// BullMQ rows (no ratios then): for quick comparisons while changing one store.
+// BullMQ rows (no ratios then); BENCH_WORKERS=1 measures one worker count: for quick comparisons while changing one
+// store. BENCH_NODE_ARGS passes node options to the worker processes (e.g. --cpu-prof).
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -32,6 +33,7 @@ import { InProcessExecutor, QueueExecutor } from '../src/executors/index.js';
 import { createTaskWork } from '../src/server/index.js';
 import { SqliteStore } from '../src/stores/index.js';
 import { createFixtureServer } from '../examples/conformance/fixtureTools.js';
+import { internalCallCpu } from './internalCall.js';
 import { fmt, percentile } from './measure.js';
 import { cpuOf, processesNamed } from './processCpu.js';
 import { rawBullmq, redisCommandsServed, type RawFigures } from './rawBullmq.js';
@@ -43,6 +45,8 @@ const CONCURRENCY = 32;
 /** Steady load: tasks started per second, open loop, below every configuration's capacity. */
 const STEADY_RATE = Number(process.env['BENCH_STEADY_RATE'] ?? 50);
 const WARMUP_MS = 1500;
+/** BENCH_WORKERS=1 (or 2) measures the queue rows with that many workers only. */
+const WORKER_COUNTS = (process.env['BENCH_WORKERS'] ?? '1,2').split(',').map(Number);
 const MEASURE_MS = Number(process.env['BENCH_MEASURE_MS'] ?? 6000);
 
 interface Figures {
@@ -275,11 +279,13 @@ const only = process.env['BENCH_ONLY'];
 const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-bench-'));
 const rows: Figures[] = [];
 const raw = new Map<number, RawFigures>();
+let callCpu = Number.NaN;
 try {
   if (only === undefined) rows.push(await baseline(dir));
+  callCpu = await internalCallCpu({ inFlight: IN_FLIGHT, warmupMs: WARMUP_MS, measureMs: 3000 });
   if (redisUrl && process.env['BENCH_RAW'] !== '0') {
     const pid = await redisPid(redisUrl);
-    for (const workers of [1, 2]) {
+    for (const workers of WORKER_COUNTS) {
       raw.set(
         workers,
         await rawBullmq({
@@ -304,7 +310,7 @@ try {
     for (const open of backends) {
       const backend = await open();
       try {
-        for (const count of [1, 2]) rows.push(await distributed(backend, redisUrl, count));
+        for (const count of WORKER_COUNTS) rows.push(await distributed(backend, redisUrl, count));
       } finally {
         await backend.dispose();
       }
@@ -379,6 +385,15 @@ if (raw.size > 0) {
       `raw BullMQ, ${workers} worker(s): CPU a job ${fmt(all, 3)} ms (requestor ${fmt(queue.cpu['requestor'] ?? 0, 3)}, workers ${fmt(queue.cpu['workers'] ?? 0, 3)}, redis ${fmt(queue.cpu['redis'] ?? 0, 3)})`,
     );
   }
+}
+console.log(
+  `\nthe internal MCP call alone (the task's request on the author's server, in process, ${IN_FLIGHT} at once): ` +
+    `${fmt(callCpu, 3)} ms CPU a call; its share of a worker's CPU a task:`,
+);
+for (const row of rows) {
+  const workers = row.cpu['workers'];
+  if (workers !== undefined)
+    console.log(`${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} ${fmt((100 * callCpu) / workers)} %`);
 }
 for (const kind of ['postgres', 'redis']) {
   const [one, two] = rows.filter((row) => row.label.startsWith(kind));

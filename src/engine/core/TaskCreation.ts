@@ -64,6 +64,8 @@ export class TaskCreation {
   }
 
   private readonly creating = new Map<string, Promise<void>>();
+  /** Per owner, the creations that passed their turn on early (passTurn) and are not settled yet. */
+  private readonly inFlight = new Map<string, Set<Promise<void>>>();
   private readonly unconfirmed: UnconfirmedRemovals;
 
   /** Stops the removal of unconfirmed creations (the engine is closing). */
@@ -77,11 +79,24 @@ export class TaskCreation {
     if (input.meta) checkDepth(this.limits, 'params', input.meta);
     // Refused before anything is queued or stored, and before waiting behind the owner's other creations.
     checkSize(this.limits, 'arguments', { request: input.request, meta: input.meta ?? {} });
-    // One owner's creations run one at a time in this process, so racing creations do not queue work for tasks the
-    // store then refuses; the store enforces the per-owner caps atomically across processes.
+    // One owner's creations take their turn in this process, so racing creations do not queue work for tasks the
+    // store then refuses; the store enforces the per-owner caps atomically across processes. A creation hands the
+    // turn on as soon as its count found room for every creation of the owner in flight here (`roomFound`), else
+    // once it is settled: near the cap, each count then sees the inserts before it.
     const previous = this.creating.get(input.owner) ?? Promise.resolve();
+    let roomFound = (): void => {};
+    const turnPassed = new Promise<void>((resolve) => (roomFound = resolve));
+    let markDone = (): void => {};
+    const done = new Promise<void>((resolve) => (markDone = resolve));
     // spec R49: a bounded wait, in line and for the store and the queue; past it the creation is refused unstored.
-    const wait: CreationWait = { deadline: Date.now() + CREATE_WAIT_MS, inserting: false, refused: false };
+    const wait: CreationWait = {
+      deadline: Date.now() + CREATE_WAIT_MS,
+      inserting: false,
+      refused: false,
+      roomFound,
+      done,
+      counted: false,
+    };
     const current = previous.then(
       () => this.createPatiently(input, wait),
       () => this.createPatiently(input, wait),
@@ -90,9 +105,12 @@ export class TaskCreation {
       () => undefined,
       () => undefined,
     );
-    this.creating.set(input.owner, settled);
+    const turn = Promise.race([turnPassed, settled]);
+    this.creating.set(input.owner, turn);
     void settled.then(() => {
-      if (this.creating.get(input.owner) === settled) this.creating.delete(input.owner);
+      if (wait.counted) this.uncount(input.owner, done);
+      markDone();
+      if (this.creating.get(input.owner) === turn) this.creating.delete(input.owner);
     });
     // The requestor is answered at the deadline even while earlier creations hold the line or the queue does not
     // answer; the creation then stops at its next step (createNow), so nothing is stored for a refused creation.
@@ -138,8 +156,17 @@ export class TaskCreation {
     const run = (input.run ?? true) && executor !== undefined;
     // A job queued for a task the store then refuses would be dropped by its worker; an early count avoids most.
     if (run && !leases) {
-      const ownerActive = await this.access.guard(() => this.access.store.countActive(input.owner));
+      const count = () => this.access.guard(() => this.access.store.countActive(input.owner));
+      let ownerActive = await count();
+      // Near the cap, a count is exact only once the owner's creations in flight here are stored or refused.
+      for (let ahead = this.inFlight.get(input.owner); ahead?.size; ahead = this.inFlight.get(input.owner)) {
+        if (ownerActive + ahead.size + 1 < this.limits.maxActivePerOwner) break;
+        await Promise.all([...ahead]);
+        checkWait(wait);
+        ownerActive = await count();
+      }
       checkActiveLimit(this.limits, ownerActive);
+      this.passTurn(input, ownerActive, wait);
       // A queue is told first: if this process dies right after the insert, the work is already queued, so a task is
       // never stored without a run on its way. A job that finds no task (the insert never happened) is dropped. The
       // count goes along: the queue orders owners by it and need not read it again.
@@ -190,6 +217,27 @@ export class TaskCreation {
       reservation?.release();
       throw error;
     }
+  }
+
+  /**
+   * Lets the owner's next creation start before this one is stored when the count leaves room for this creation and
+   * every other one of the owner in flight here, even if the count already included them. An idempotent creation
+   * keeps its turn, so a retry behind it finds the task it stored.
+   */
+  private passTurn(input: CreateTaskInput, ownerActive: number, wait: CreationWait): void {
+    if (input.idempotencyKey !== undefined || wait.counted) return;
+    const ahead = this.inFlight.get(input.owner) ?? new Set<Promise<void>>();
+    if (ownerActive + ahead.size + 1 >= this.limits.maxActivePerOwner) return;
+    wait.counted = true;
+    ahead.add(wait.done);
+    this.inFlight.set(input.owner, ahead);
+    wait.roomFound();
+  }
+
+  private uncount(owner: string, done: Promise<void>): void {
+    const ahead = this.inFlight.get(owner);
+    ahead?.delete(done);
+    if (ahead?.size === 0) this.inFlight.delete(owner);
   }
 
   private newRecord(input: CreateTaskInput, now: number): TaskRecord {
@@ -275,6 +323,12 @@ interface CreationWait {
   deadline: number;
   inserting: boolean;
   refused: boolean;
+  /** Hands the owner's turn to its next creation. */
+  roomFound(): void;
+  /** Settles with the creation, whatever its outcome. */
+  done: Promise<void>;
+  /** Whether this creation counts among the owner's in flight (it passed its turn on early). */
+  counted: boolean;
 }
 
 function notCreated(): StoreUnavailableError {
