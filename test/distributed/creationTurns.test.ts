@@ -22,7 +22,7 @@ function slowInserts(ms: number): { store: TaskStore; mostAtOnce: () => number }
       most = Math.max(most, running);
       try {
         await sleep(ms);
-        return await inner.insert(...args);
+        return await inner.insert(args[0], args[1]);
       } finally {
         running--;
       }

@@ -195,6 +195,8 @@ export class QueueWorker {
     this.closing ??= (async () => {
       this.stopping = true;
       clearInterval(this.registration);
+      // Runs that end from now on give their slots back at once, before the connection closes.
+      await this.fleet.stopDeferring().catch(() => {});
       // Before the connection closes; a worker that cannot say so is forgotten once its entry lapses.
       await this.fleet.unregister(this.runnerId).catch(() => {});
       const handBack = () => this.runner.handBackAll('the worker shut down before the task finished');
