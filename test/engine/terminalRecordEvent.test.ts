@@ -38,19 +38,24 @@ eachStore('terminal_record', open, (name, harness) => {
       for (const engine of engines.splice(0)) await engine.close();
     });
 
-    async function twoEngines() {
+    async function twoEngines(eventRecords?: boolean) {
       const first = await harness.create();
       const counted = countingReads(first);
       const waiting = new TaskEngine({ store: counted.store, sweepIntervalMs: 0, recoveryIntervalMs: 0 });
-      const ending = new TaskEngine({ store: await sibling(first), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+      const ending = new TaskEngine({
+        store: await sibling(first),
+        sweepIntervalMs: 0,
+        recoveryIntervalMs: 0,
+        ...(eventRecords !== undefined && { eventRecords }),
+      });
       engines.push(ending, waiting);
       await waiting.start();
       await ending.start();
       return { waiting, ending, reads: counted.reads };
     }
 
-    async function endWith(outcome: TaskOutcome) {
-      const { waiting, ending, reads } = await twoEngines();
+    async function endWith(outcome: TaskOutcome, eventRecords?: boolean) {
+      const { waiting, ending, reads } = await twoEngines(eventRecords);
       const { task } = await waiting.create({
         owner: 'o',
         dialect: 't',
@@ -70,6 +75,12 @@ eachStore('terminal_record', open, (name, harness) => {
       expect(ended?.status).toBe('completed');
       expect(ended).toEqual(stored);
       expect(readsAfterEnd).toBe(0);
+    });
+
+    it('reads the task when the ending process sends no records (eventRecords: false)', async () => {
+      const { ended, stored, readsAfterEnd } = await endWith({ kind: 'result', result: { content: [] } }, false);
+      expect(ended).toEqual(stored);
+      expect(readsAfterEnd).toBe(1);
     });
 
     it('reads the task when its record is too large to go with the event', async () => {

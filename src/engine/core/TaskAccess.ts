@@ -38,6 +38,9 @@ export class TaskAccess {
     readonly reachability = new StoreReachability(clock, Number.POSITIVE_INFINITY),
   ) {}
 
+  /** Whether a write that ends a task sends its record with its event (TaskEngineOptions.eventRecords). */
+  eventRecords = true;
+
   /** Runs a store operation; a failure that is not one of ours reads as the store being unavailable. */
   async guard<T>(operation: () => Promise<T>): Promise<T> {
     try {
@@ -107,7 +110,7 @@ export class TaskAccess {
       const announced: TaskChange = {
         version: next.version,
         status: next.status,
-        ...(isTerminal(next.status) && { record: next }),
+        ...(this.eventRecords && isTerminal(next.status) && { record: next }),
       };
       // A store that can appends the timeline and publishes the change with the write itself.
       const timeline = this.store.replacesAlong ? this.timelines.entriesFor(current, next, entries) : undefined;

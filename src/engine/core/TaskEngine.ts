@@ -100,6 +100,7 @@ export class TaskEngine implements EngineHandle {
       statusEvents: options.statusEvents ?? false,
     });
     this.access.onStatusChange = (previous, next) => this.events.recordStatus(previous, next);
+    this.access.eventRecords = options.eventRecords ?? true;
     this.waiting = new TaskWaiting(this.access, this.clock, this.logger, options.recheckIntervalMs ?? 5_000);
     this.spans = new TaskSpans(
       {

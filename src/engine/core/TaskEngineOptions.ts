@@ -36,6 +36,13 @@ export interface TaskEngineOptions {
   recoveryIntervalMs?: number;
   /** Waiters re-read the store this often in case an event was lost. Default 5 s. */
   recheckIntervalMs?: number;
+  /**
+   * Whether a write of this process that ends a task sends the task's record with its event on a cross-process bus
+   * (messages up to TASK_EVENT_RECORD_MAX_BYTES, 4 KiB), so waiters in other processes need not read it back. Every
+   * process on the bus receives every event: in a large fleet, turn it off where tasks end (queue workers) to keep
+   * each event at a few dozen bytes. Default true.
+   */
+  eventRecords?: boolean;
   /** Age after which a list cursor is refused as stale. Default 1 hour. */
   cursorTtlMs?: number;
   /**
