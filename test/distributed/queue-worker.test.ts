@@ -2,7 +2,13 @@
 // and what happens when Redis or the store misbehave. The multi-process suites cover the same through real signals.
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { TaskEngine, type EngineLogger, type TaskStore, type TaskWork } from '../../src/engine/index.js';
+import {
+  TaskEngine,
+  type EngineLogger,
+  type TaskRecord,
+  type TaskStore,
+  type TaskWork,
+} from '../../src/engine/index.js';
 import {
   QueueExecutor,
   QueueUnavailableError,
@@ -32,6 +38,22 @@ function untilAborted(seen: unknown[]): TaskWork {
 function recordingLogger(lines: Array<{ message: string; fields: Record<string, unknown> }>): EngineLogger {
   const push = (fields: Record<string, unknown>, message: string) => lines.push({ message, fields });
   return { info: push, warn: push, error: push };
+}
+
+/** A task as its creation would insert it, not stored anywhere yet. */
+async function unstoredTask(): Promise<TaskRecord> {
+  const scratch = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
+  const { task } = await scratch.create({ owner: 'o', request, dialect: 't', run: false });
+  await scratch.close();
+  return task;
+}
+
+/** The task once it has completed. */
+function completed(engine: TaskEngine, taskId: string): Promise<TaskRecord> {
+  return eventually(async () => {
+    const record = await engine.get('o', taskId);
+    return record.status === 'completed' ? record : undefined;
+  });
 }
 
 if (redisUrl) {
@@ -210,9 +232,7 @@ if (redisUrl) {
     it('runs a job whose carried task is not stored yet once its insert lands', async () => {
       const inner = new MemoryStore();
       const { engine, executor, startWorker } = await setup({ store: inner });
-      const scratch = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
-      const { task } = await scratch.create({ owner: 'o', request, dialect: 't', run: false });
-      await scratch.close();
+      const task = await unstoredTask();
       let ran = 0;
       await startWorker(async () => {
         ran++;
@@ -223,10 +243,7 @@ if (redisUrl) {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(ran).toBe(0);
       expect(await inner.insert(task)).toEqual({ inserted: true });
-      const done = await eventually(async () => {
-        const record = await engine.get('o', task.taskId);
-        return record.status === 'completed' ? record : undefined;
-      });
+      const done = await completed(engine, task.taskId);
       expect(done.attempts).toBe(1);
       expect(ran).toBe(1);
     });
@@ -236,9 +253,7 @@ if (redisUrl) {
     it('runs a job whose task is stored well after the job was queued (an insert that waited out an outage)', async () => {
       const inner = new MemoryStore();
       const { engine, executor, startWorker } = await setup({ store: inner });
-      const scratch = new TaskEngine({ store: new MemoryStore(), sweepIntervalMs: 0, recoveryIntervalMs: 0 });
-      const { task } = await scratch.create({ owner: 'o', request, dialect: 't', run: false });
-      await scratch.close();
+      const task = await unstoredTask();
       const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
       let ran = 0;
       await startWorker(async () => {
@@ -257,10 +272,7 @@ if (redisUrl) {
         ),
       );
       expect(await inner.insert(task)).toEqual({ inserted: true });
-      const done = await eventually(async () => {
-        const record = await engine.get('o', task.taskId);
-        return record.status === 'completed' ? record : undefined;
-      });
+      const done = await completed(engine, task.taskId);
       expect(done.attempts).toBe(1);
       expect(ran).toBe(1);
     });
