@@ -5,15 +5,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TaskEngine, type TaskOutcome, type TaskStore } from '../../src/engine/index.js';
 import { eachStore } from '../stores/eachStore.js';
 
-/** `store` with its reads of one task counted. */
+/** `store` with its reads counted once answered. */
 function countingReads(store: TaskStore): { store: TaskStore; reads: () => number } {
   let reads = 0;
   const counted = new Proxy(store, {
     get(target, property, receiver) {
       if (property === 'get')
-        return (taskId: string) => {
+        return async (taskId: string) => {
+          const record = await target.get(taskId);
           reads++;
-          return target.get(taskId);
+          return record;
         };
       const value: unknown = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
@@ -62,7 +63,7 @@ eachStore('terminal_record', open, (name, harness) => {
         request: { method: 'tools/call', params: { name: 'x' } },
       });
       const waited = waiting.waitForTerminal(task.taskId);
-      // The wait's own first read has happened once the wait is subscribed and has found the task working.
+      // The wait is subscribed, and its own first read has answered (the task working), before the task ends.
       await expect.poll(reads).toBe(1);
       expect(await ending.complete(task.taskId, outcome, 'done')).toBe(true);
       const ended = await waited;
