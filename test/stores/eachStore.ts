@@ -3,7 +3,7 @@ import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { afterAll } from 'vitest';
+import { afterAll, afterEach, beforeEach } from 'vitest';
 
 import type { TaskStore } from '../../src/engine/index.js';
 import { MemoryStore } from '../../src/stores/memory/index.js';
@@ -92,4 +92,24 @@ export function eachStore(
       sibling: (store) => openRedis(prefixOf.get(store) as string),
     });
   }
+}
+
+/**
+ * Opens a fresh store from `harness` before each test (handed to `onOpen`) and closes it after, with every store the
+ * test adds to the returned list (siblings it opened).
+ */
+export function storePerTest(
+  harness: { create(): Promise<TaskStore> },
+  onOpen: (store: TaskStore) => void,
+): TaskStore[] {
+  const opened: TaskStore[] = [];
+  beforeEach(async () => {
+    const store = await harness.create();
+    opened.push(store);
+    onOpen(store);
+  });
+  afterEach(async () => {
+    for (const store of opened.splice(0)) await store.close();
+  });
+  return opened;
 }

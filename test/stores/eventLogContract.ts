@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { eventLogTopic, type TaskEventLog, type TaskStore } from '../../src/engine/index.js';
-import type { EachStoreHarness } from './eachStore.js';
+import { storePerTest, type EachStoreHarness } from './eachStore.js';
 
 const logOf = (store: TaskStore): TaskEventLog => {
   if (!store.eventLog) throw new Error(`${store.kind} has no event log`);
@@ -19,14 +19,7 @@ const event = (n: number, key?: string) => ({
 export function eventLogContract(name: string, harness: EachStoreHarness): void {
   describe(`task event log contract: ${name}`, () => {
     let store: TaskStore;
-    const opened: TaskStore[] = [];
-    beforeEach(async () => {
-      store = await harness.create();
-      opened.push(store);
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
-    });
+    const opened = storePerTest(harness, (fresh) => (store = fresh));
 
     // spec TE2: seq per task from 0, one more each time, read back in order and exactly.
     it('numbers each task’s entries from 0 and reads them back in order, exactly', async () => {

@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { EventStreamLog, NewStreamedEvent, TaskStore } from '../../src/engine/index.js';
-import type { EachStoreHarness } from './eachStore.js';
+import { storePerTest, type EachStoreHarness } from './eachStore.js';
 
 const streamsOf = (store: TaskStore): EventStreamLog => {
   if (!store.eventStreams) throw new Error(`${store.kind} has no event streams`);
@@ -21,14 +21,7 @@ const STREAM = 'io.github.mcp-tasks/ping:v1';
 export function eventStreamContract(name: string, harness: EachStoreHarness): void {
   describe(`event stream contract: ${name}`, () => {
     let store: TaskStore;
-    const opened: TaskStore[] = [];
-    beforeEach(async () => {
-      store = await harness.create();
-      opened.push(store);
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
-    });
+    const opened = storePerTest(harness, (fresh) => (store = fresh));
 
     /** Another instance on the same backend (another process would see the same). */
     const sibling = async (of: TaskStore): Promise<TaskStore> => {

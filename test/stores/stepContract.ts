@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { StepJournal, StaleLeaseError, type StepJournalStore, type TaskStore } from '../../src/engine/index.js';
+import { storePerTest } from './eachStore.js';
 
 export interface JournalHarness {
   /** A fresh, initialised store (with its journal initialised). */
@@ -21,15 +22,9 @@ export function stepContract(name: string, harness: JournalHarness): void {
   describe(`step journal contract: ${name}`, () => {
     let store: TaskStore;
     let journal: StepJournalStore;
-    const opened: TaskStore[] = [];
-
-    beforeEach(async () => {
-      store = await harness.create();
-      opened.push(store);
-      journal = journalOf(store);
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
+    const opened = storePerTest(harness, (fresh) => {
+      store = fresh;
+      journal = journalOf(fresh);
     });
 
     it('journals a completed step so a later run returns its value without running it', async () => {

@@ -1,6 +1,7 @@
-import { describe, expect, it, beforeEach, afterEach } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type { TaskChange, TaskRecord, TaskStore } from '../../src/engine/index.js';
+import { storePerTest } from './eachStore.js';
 import { makeRecord } from '../helpers/records.js';
 
 export interface StoreHarness {
@@ -16,16 +17,7 @@ export interface StoreHarness {
 export function storeContract(name: string, harness: StoreHarness): void {
   describe(`TaskStore contract: ${name}`, () => {
     let store: TaskStore;
-    const opened: TaskStore[] = [];
-
-    beforeEach(async () => {
-      store = await harness.create();
-      opened.push(store);
-    });
-
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
-    });
+    const opened = storePerTest(harness, (fresh) => (store = fresh));
 
     it('round-trips a record exactly', async () => {
       const record = makeRecord({

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { timelineEntries, type TaskStore, type TaskTimelineStore, type TimelineEntry } from '../../src/engine/index.js';
 import { makeRecord } from '../helpers/records.js';
-import type { EachStoreHarness } from './eachStore.js';
+import { storePerTest, type EachStoreHarness } from './eachStore.js';
 
 const timelineOf = (store: TaskStore): TaskTimelineStore => {
   if (!store.timeline) throw new Error(`${store.kind} has no timeline`);
@@ -15,14 +15,7 @@ const entry = (at: number, message: string): TimelineEntry => ({ at, kind: 'mess
 export function timelineContract(name: string, harness: EachStoreHarness): void {
   describe(`task timeline contract: ${name}`, () => {
     let store: TaskStore;
-    const opened: TaskStore[] = [];
-    beforeEach(async () => {
-      store = await harness.create();
-      opened.push(store);
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
-    });
+    const opened = storePerTest(harness, (fresh) => (store = fresh));
 
     it('keeps appended entries in order, exactly, per task', async () => {
       const record = makeRecord();

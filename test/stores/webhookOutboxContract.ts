@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import type {
   OutboxEntry,
@@ -7,7 +7,7 @@ import type {
   WebhookSubscriptionRecord,
   WebhookSubscriptionStatus,
 } from '../../src/engine/index.js';
-import type { EachStoreHarness } from './eachStore.js';
+import { storePerTest, type EachStoreHarness } from './eachStore.js';
 
 export const outboxOf = (store: TaskStore): WebhookOutboxStore => {
   if (!store.webhooks) throw new Error(`${store.kind} has no webhook outbox`);
@@ -57,14 +57,7 @@ const entry = (subscriptionId: string, n: number, extra: Partial<OutboxEntry> = 
 export function webhookOutboxContract(name: string, harness: EachStoreHarness): void {
   describe(`webhook outbox contract: ${name}`, () => {
     let store: TaskStore;
-    const opened: TaskStore[] = [];
-    beforeEach(async () => {
-      store = await harness.create();
-      opened.push(store);
-    });
-    afterEach(async () => {
-      for (const s of opened.splice(0)) await s.close();
-    });
+    const opened = storePerTest(harness, (fresh) => (store = fresh));
 
     it('saves, reads, lists and replaces subscriptions, keeping status and watermark on a replace', async () => {
       const outbox = outboxOf(store);
