@@ -4,8 +4,6 @@ import type { BrowseFilter, ListPosition, TaskBrowseStore, TaskRecord, TaskStatu
 import type { PgNames } from './pgNames.js';
 import { createUnderLock } from './pgSchemaLock.js';
 
-const BROWSE_LOCK = '7265139183920410394';
-
 /** Operators' reads across owners: each a range of one index (created when missing), newest first. */
 export class PgBrowse implements TaskBrowseStore {
   private ready: Promise<void> | undefined;
@@ -19,7 +17,7 @@ export class PgBrowse implements TaskBrowseStore {
     const n = this.names;
     this.ready ??= createUnderLock(
       this.pool,
-      BROWSE_LOCK,
+      this.names.qualified('ddl'),
       `CREATE INDEX IF NOT EXISTS ${n.index('created')} ON ${n.tasks} (created_at DESC, task_id DESC);
        CREATE INDEX IF NOT EXISTS ${n.index('status_created')} ON ${n.tasks} (status, created_at DESC, task_id DESC);`,
     ).catch((error: unknown) => {

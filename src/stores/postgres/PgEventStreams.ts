@@ -4,9 +4,7 @@ import type pg from 'pg';
 
 import type { EventStreamLog, NewStreamedEvent, StreamedEvent } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
-import { createUnderLock } from './pgSchemaLock.js';
-
-const EVENT_STREAMS_LOCK = '7265139183920410396';
+import { createUnderLock, ddlMarks } from './pgSchemaLock.js';
 
 /**
  * The untasked event types' bounded logs in two PostgreSQL tables of their own (created when missing): one row per
@@ -21,12 +19,14 @@ export class PgEventStreams implements EventStreamLog {
   private readonly streams: string;
   private readonly entries: string;
   private ready: Promise<void> | undefined;
+  private readonly marks: string;
 
   constructor(
     private readonly pool: pg.Pool,
     schema: string,
     tablePrefix: string,
   ) {
+    this.marks = ddlMarks(schema, tablePrefix);
     this.streams = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_event_streams`)}`;
     this.entries = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_stream_events`)}`;
   }
@@ -34,7 +34,7 @@ export class PgEventStreams implements EventStreamLog {
   init(): Promise<void> {
     this.ready ??= createUnderLock(
       this.pool,
-      EVENT_STREAMS_LOCK,
+      this.marks,
       `CREATE TABLE IF NOT EXISTS ${this.streams} (
          stream TEXT COLLATE "C" PRIMARY KEY,
          epoch TEXT NOT NULL,

@@ -2,10 +2,7 @@ import type pg from 'pg';
 
 import type { StepJournalStore, StepRow, WakeEntry } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
-import { createUnderLock } from './pgSchemaLock.js';
-
-/** One lock for creating the journal tables, so instances starting together do not race on CREATE TABLE. */
-const JOURNAL_LOCK = '7265139183920410392';
+import { createUnderLock, ddlMarks } from './pgSchemaLock.js';
 
 /**
  * The step journal in PostgreSQL, in tables of its own beside the task table (created when missing): one row per
@@ -17,12 +14,14 @@ export class PgStepJournalStore implements StepJournalStore {
   private readonly fences: string;
   private readonly wakeIndex: string;
   private ready: Promise<void> | undefined;
+  private readonly marks: string;
 
   constructor(
     private readonly pool: pg.Pool,
     schema: string,
     tablePrefix: string,
   ) {
+    this.marks = ddlMarks(schema, tablePrefix);
     const s = quoteIdent(schema);
     this.steps = `${s}.${quoteIdent(`${tablePrefix}_steps`)}`;
     this.fences = `${s}.${quoteIdent(`${tablePrefix}_fences`)}`;
@@ -98,7 +97,7 @@ export class PgStepJournalStore implements StepJournalStore {
   private createTables(): Promise<void> {
     return createUnderLock(
       this.pool,
-      JOURNAL_LOCK,
+      this.marks,
       `CREATE TABLE IF NOT EXISTS ${this.steps} (
          task_id TEXT COLLATE "C" NOT NULL,
          name TEXT COLLATE "C" NOT NULL,

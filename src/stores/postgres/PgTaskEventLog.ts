@@ -2,22 +2,22 @@ import type pg from 'pg';
 
 import type { EventAppendResult, LoggedEvent, NewLoggedEvent, TaskEventLog } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
-import { createUnderLock } from './pgSchemaLock.js';
+import { createUnderLock, ddlMarks } from './pgSchemaLock.js';
 import { UNIQUE_VIOLATION } from './PgTimeline.js';
-
-const EVENT_LOG_LOCK = '7265139183920410394';
 
 /** Each task's event log in a PostgreSQL table of its own (created when missing): one row per entry, numbered per task. */
 export class PgTaskEventLog implements TaskEventLog {
   readonly table: string;
   private readonly keyIndex: string;
   private ready: Promise<void> | undefined;
+  private readonly marks: string;
 
   constructor(
     private readonly pool: pg.Pool,
     schema: string,
     tablePrefix: string,
   ) {
+    this.marks = ddlMarks(schema, tablePrefix);
     this.table = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_event_log`)}`;
     this.keyIndex = quoteIdent(`${tablePrefix}_event_log_key`);
   }
@@ -25,7 +25,7 @@ export class PgTaskEventLog implements TaskEventLog {
   init(): Promise<void> {
     this.ready ??= createUnderLock(
       this.pool,
-      EVENT_LOG_LOCK,
+      this.marks,
       `CREATE TABLE IF NOT EXISTS ${this.table} (
          task_id TEXT COLLATE "C" NOT NULL,
          seq BIGINT NOT NULL,

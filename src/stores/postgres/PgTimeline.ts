@@ -3,9 +3,8 @@ import type pg from 'pg';
 import type { TaskTimelineStore, TimelineEntry } from '../../engine/index.js';
 import { PgStatements } from './PgStatements.js';
 import { quoteIdent } from './pgNames.js';
-import { createUnderLock } from './pgSchemaLock.js';
+import { createUnderLock, ddlMarks } from './pgSchemaLock.js';
 
-const TIMELINE_LOCK = '7265139183920410393';
 /** SQLSTATE of a unique violation: two appends to one timeline numbered the same entries. */
 export const UNIQUE_VIOLATION = '23505';
 
@@ -14,6 +13,7 @@ export class PgTimeline implements TaskTimelineStore {
   /** The table, schema-qualified and quoted (the Postgres store appends to it within its compare-and-set). */
   readonly table: string;
   private ready: Promise<void> | undefined;
+  private readonly marks: string;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -21,13 +21,14 @@ export class PgTimeline implements TaskTimelineStore {
     tablePrefix: string,
     private readonly statements = new PgStatements(false),
   ) {
+    this.marks = ddlMarks(schema, tablePrefix);
     this.table = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_timeline`)}`;
   }
 
   init(): Promise<void> {
     this.ready ??= createUnderLock(
       this.pool,
-      TIMELINE_LOCK,
+      this.marks,
       `CREATE TABLE IF NOT EXISTS ${this.table} (
          task_id TEXT COLLATE "C" NOT NULL,
          seq BIGINT NOT NULL,

@@ -11,9 +11,7 @@ import {
   type WebhookSubscriptionStatus,
 } from '../../engine/index.js';
 import { quoteIdent } from './pgNames.js';
-import { createUnderLock } from './pgSchemaLock.js';
-
-const WEBHOOKS_LOCK = '7265139183920410395';
+import { createUnderLock, ddlMarks } from './pgSchemaLock.js';
 
 interface SubRow {
   record: WebhookSubscriptionRecord;
@@ -70,12 +68,14 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
   private readonly outbox: string;
   private readonly prefix: string;
   private ready: Promise<void> | undefined;
+  private readonly marks: string;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly schema: string,
     tablePrefix: string,
   ) {
+    this.marks = ddlMarks(schema, tablePrefix);
     this.prefix = tablePrefix;
     this.subs = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_webhook_subscriptions`)}`;
     this.outbox = `${quoteIdent(schema)}.${quoteIdent(`${tablePrefix}_webhook_outbox`)}`;
@@ -85,7 +85,7 @@ export class PgWebhookOutbox implements WebhookOutboxStore {
     const index = (name: string) => quoteIdent(`${this.prefix}_webhook_${name}`);
     this.ready ??= createUnderLock(
       this.pool,
-      WEBHOOKS_LOCK,
+      this.marks,
       `CREATE TABLE IF NOT EXISTS ${this.subs} (
          id TEXT COLLATE "C" PRIMARY KEY,
          owner TEXT COLLATE "C" NOT NULL,
