@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { createUnderLock } from '../../src/stores/postgres/pgSchemaLock.js';
 import { requireService } from '../helpers/services.js';
-import { waitUntil } from './storeContract.js';
+import { untilWaitingOn } from './pgLockWaits.js';
 
 const url = requireService('PostgreSQL', 'MCP_TASKS_TEST_POSTGRES_URL');
 
@@ -90,12 +90,7 @@ if (url) {
         await traffic.query(`SET LOCAL deadlock_timeout = '60s'`);
         await traffic.query(`LOCK TABLE ${schema}.t2 IN ROW EXCLUSIVE MODE`);
         const creating = createUnderLock(pool, marks, ddl);
-        await waitUntil(async () => {
-          const waiting = await admin.query(`SELECT 1 FROM pg_locks WHERE relation = $1::regclass AND NOT granted`, [
-            `${schema}.t2`,
-          ]);
-          return waiting.rowCount === 1;
-        });
+        await untilWaitingOn(admin, `${schema}.t2`);
         await traffic.query(`LOCK TABLE ${schema}.t1 IN ROW EXCLUSIVE MODE`);
         await traffic.query('COMMIT');
         await settlesWithin(creating, 20_000, 'the DDL after a deadlock');

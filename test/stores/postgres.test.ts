@@ -7,6 +7,7 @@ import { TaskEngine, type TaskRecord, type TaskStore } from '../../src/engine/in
 import { PostgresStore } from '../../src/stores/postgres/index.js';
 import { makeRecord } from '../helpers/records.js';
 import { requireService } from '../helpers/services.js';
+import { untilWaitingOn } from './pgLockWaits.js';
 import { storeContract, waitUntil } from './storeContract.js';
 
 const url = requireService('PostgreSQL', 'MCP_TASKS_TEST_POSTGRES_URL');
@@ -146,6 +147,33 @@ if (url) {
         stores.map(async (store) => Buffer.from(await store.getSecret()).toString('hex')),
       );
       expect(new Set(secrets).size).toBe(1);
+    });
+
+    it('tries a migration again when it deadlocks with a running instance of the previous release', async () => {
+      const schema = newSchema();
+      const before = track(new PostgresStore({ connectionString: url, schema }));
+      await before.init();
+      await undoFetched(schema);
+      // The running instance's transaction holds the owners table and then writes a task; the migration alters the
+      // tasks table first, then the owners table. Only the migration's session looks for the deadlock in time.
+      const running = await admin.connect();
+      try {
+        await running.query('BEGIN');
+        await running.query(`SET LOCAL deadlock_timeout = '60s'`);
+        await running.query(`LOCK TABLE ${schema}.mcp_tasks_owners IN ROW EXCLUSIVE MODE`);
+        const after = track(new PostgresStore({ connectionString: url, schema }));
+        const migrating = after.init();
+        await untilWaitingOn(admin, `${schema}.mcp_tasks_owners`);
+        await running.query(`LOCK TABLE ${schema}.mcp_tasks IN ROW EXCLUSIVE MODE`);
+        await running.query('COMMIT');
+        await migrating;
+        const { rows } = await admin.query(`SELECT max(version)::int AS v FROM ${schema}.mcp_tasks_migrations`);
+        expect(rows[0].v).toBe(4);
+        expect(await after.insert(makeRecord(), { maxStoredBytes: 1 << 20 })).toEqual({ inserted: true });
+      } finally {
+        await running.query('ROLLBACK').catch(() => undefined);
+        running.release();
+      }
     });
 
     it('prepares its statements once per connection, and not at all with preparedStatements: false', async () => {

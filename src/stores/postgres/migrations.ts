@@ -1,6 +1,7 @@
 import type pg from 'pg';
 
 import { quoteLiteral, type PgNames } from './pgNames.js';
+import { retryingLockConflicts } from './pgSchemaLock.js';
 
 const ACTIVE = `status IN ('working', 'input_required')`;
 
@@ -157,8 +158,16 @@ export const POSTGRES_MIGRATIONS: ReadonlyArray<(n: PgNames) => string> = [
 /** One lock for every mcp-tasks migration in a database: concurrent starts (any schema) run them one at a time. */
 const MIGRATION_LOCK = '7265139183920410391';
 
-/** Applies the missing steps in one transaction under an advisory lock, so processes starting together are safe. */
-export async function migratePostgres(pool: pg.Pool, names: PgNames, rawSchema: string): Promise<void> {
+/**
+ * Applies the missing steps in one transaction under an advisory lock, so processes starting together are safe. A
+ * step that alters the tasks table beside running instances of an older release may deadlock with their writes; the
+ * whole transaction is then tried again.
+ */
+export function migratePostgres(pool: pg.Pool, names: PgNames, rawSchema: string): Promise<void> {
+  return retryingLockConflicts(() => migrateOnce(pool, names, rawSchema));
+}
+
+async function migrateOnce(pool: pg.Pool, names: PgNames, rawSchema: string): Promise<void> {
   const client = await pool.connect();
   let broken: Error | undefined;
   try {

@@ -22,10 +22,14 @@ const ATTEMPTS = 5;
 export async function createUnderLock(pool: pg.Pool, marks: string, ddl: string): Promise<void> {
   const digest = createHash('sha256').update(ddl).digest('hex');
   if (await marked(pool, marks, digest)) return;
+  await retryingLockConflicts(() => applyOnce(pool, marks, ddl, digest));
+}
+
+/** Runs a DDL transaction again (up to 5 times) when it lost a lock conflict with running transactions. */
+export async function retryingLockConflicts(transaction: () => Promise<void>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await applyOnce(pool, marks, ddl, digest);
-      return;
+      return await transaction();
     } catch (error) {
       if (attempt >= ATTEMPTS || !RETRIED.has(codeOf(error))) throw error;
       // The other side of a deadlock is usually a short transaction; let it finish first.
