@@ -73,6 +73,30 @@ if (redisUrl) {
       expect(await queued()).toBe(10);
     });
 
+    it('far below the cap, read the owner count once for creations close together', async () => {
+      const store = new MemoryStore();
+      let reads = 0;
+      const counting: TaskStore = Object.assign(Object.create(store) as TaskStore, {
+        countActive: (owner: string) => {
+          reads++;
+          return store.countActive(owner);
+        },
+      });
+      const { engine, queued } = await open(counting, 1000);
+      await engine.create({ owner: 'o', request, dialect: 't' });
+      await engine.create({ owner: 'o', request, dialect: 't' });
+      await Promise.all(Array.from({ length: 8 }, () => engine.create({ owner: 'o', request, dialect: 't' })));
+      // One read, unless this machine stalled past the reuse window between them; never one a creation.
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(reads).toBeLessThan(10);
+      expect(await queued()).toBe(10);
+      // Near a cap every creation reads it: another engine, with a cap of 3, reads it for each of its creations.
+      const capped = await open(counting, 3);
+      reads = 0;
+      for (let i = 0; i < 2; i++) await capped.engine.create({ owner: 'p', request, dialect: 't' });
+      expect(reads).toBe(2);
+    });
+
     it('hold the cap exactly near it, queueing no job for a refused creation', async () => {
       const slow = slowInserts(20);
       const { engine, queued } = await open(slow.store, 5);

@@ -19,6 +19,7 @@ import type { TaskAccess } from './TaskAccess.js';
 import { StoreUnavailableError, TaskConflictError } from '../record/TaskError.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from '../record/TaskRecord.js';
 import type { TaskSpans } from '../tracing/TaskSpans.js';
+import { RecentOwnerCounts } from './RecentOwnerCounts.js';
 import { UnconfirmedRemovals } from './UnconfirmedRemovals.js';
 import type { InsertAlong, InsertResult, OwnerLimits } from '../contracts/TaskStore.js';
 import { isExpired } from '../record/transitions.js';
@@ -66,6 +67,7 @@ export class TaskCreation {
   private readonly creating = new Map<string, Promise<void>>();
   /** Per owner, the creations that passed their turn on early (passTurn) and are not settled yet. */
   private readonly inFlight = new Map<string, Set<Promise<void>>>();
+  private readonly recentCounts = new RecentOwnerCounts();
   private readonly unconfirmed: UnconfirmedRemovals;
 
   /** Stops the removal of unconfirmed creations (the engine is closing). */
@@ -156,8 +158,17 @@ export class TaskCreation {
     const run = (input.run ?? true) && executor !== undefined;
     // A job queued for a task the store then refuses would be dropped by its worker; an early count avoids most.
     if (run && !leases) {
-      const count = () => this.access.guard(() => this.access.store.countActive(input.owner));
-      let ownerActive = await count();
+      const count = async () => {
+        const active = await this.access.guard(() => this.access.store.countActive(input.owner));
+        this.recentCounts.counted(input.owner, active, Date.now());
+        return active;
+      };
+      // Far below the cap (under half, with every creation in flight here), a recent count serves: there it only
+      // orders the queue, and a busy owner's creations then skip a read each.
+      const recent = this.recentCounts.recent(input.owner, Date.now());
+      const inFlight = this.inFlight.get(input.owner)?.size ?? 0;
+      const farBelow = recent !== undefined && 2 * (recent + inFlight + 1) < this.limits.maxActivePerOwner;
+      let ownerActive = farBelow ? recent : await count();
       // Near the cap, a count is exact only once the owner's creations in flight here are stored or refused.
       for (let ahead = this.inFlight.get(input.owner); ahead?.size; ahead = this.inFlight.get(input.owner)) {
         if (ownerActive + ahead.size + 1 < this.limits.maxActivePerOwner) break;
@@ -207,6 +218,7 @@ export class TaskCreation {
         return this.createNow(input, wait);
       }
       if (!store.insertsAlong) await timelines.record(undefined, record);
+      this.recentCounts.created(record.owner);
       this.spans.hold(record, span);
       this.logger.info({ taskId: record.taskId, owner: record.owner, method: record.request.method }, 'task created');
       this.access.emit({ type: 'created', task: record });
