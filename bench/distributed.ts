@@ -13,9 +13,9 @@
 // spreads over every core, which one process's JavaScript does not (the in-process row is bound by its main thread).
 // Raw BullMQ: the same workers count, concurrency, in-flight and Redis moving empty jobs (rawBullmq.ts); each queue
 // row's tasks/s is printed as a ratio of the raw row with as many workers, with the Redis commands a task
-// (INFO commandstats, every client) and, on PostgreSQL, the transactions a task (pg_stat_database) beside the raw
-// queue's commands a job, and each kind of Redis command a task (the commands Lua scripts run count by their own kind,
-// the script call itself as evalsha).
+// (INFO commandstats, every client) and, on PostgreSQL, the statements a task (pg_stat_statements, listed by statement:
+// pgStatements.ts) beside the raw queue's commands a job, and each kind of Redis command a task (the commands Lua
+// scripts run count by their own kind, the script call itself as evalsha).
 // BENCH_ONLY=redis|postgres measures the queue rows of that store only (no SQLite baseline); BENCH_RAW=0 skips the raw
 // BullMQ rows (no ratios then); BENCH_WORKERS=1 measures one worker count: for quick comparisons while changing one
 // store. BENCH_NODE_ARGS passes node options to the worker processes (e.g. --cpu-prof).
@@ -26,7 +26,6 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Redis } from 'ioredis';
-import pg from 'pg';
 
 import { TaskEngine, type TaskWork } from '../src/engine/index.js';
 import { InProcessExecutor, QueueExecutor } from '../src/executors/index.js';
@@ -36,7 +35,8 @@ import { createFixtureServer } from '../examples/conformance/fixtureTools.js';
 import { internalCallCpu } from './internalCall.js';
 import { fmt, percentile } from './measure.js';
 import { cpuOf, processesNamed } from './processCpu.js';
-import { rawBullmq, redisCommandsServed, type RawFigures } from './rawBullmq.js';
+import { postgresCounts, type PostgresCounts } from './pgStatements.js';
+import { rawBullmq, type RawFigures } from './rawBullmq.js';
 import { deleteKeys, postgresBackend, redisBackend, startWorker, stopWorker, type Backend } from './queueBench.js';
 
 /** Saturation: tasks kept in flight (below the executors' concurrency, so none waits for a slot). */
@@ -60,14 +60,16 @@ interface Figures {
   wake: number[];
   /** CPU per completed task at saturation, in ms, by process group. */
   cpu: Record<string, number>;
-  /** Per completed task at saturation: Redis commands, PostgreSQL transactions (where the row uses them). */
+  /** Per completed task at saturation: Redis commands, PostgreSQL statements (where the row uses them). */
   counts: Record<string, number>;
-  /** Per completed task at saturation: Redis commands by kind (queue rows). */
-  redisKinds?: Record<string, number>;
+  /** The same by kind: Redis commands by command, PostgreSQL statements by statement. */
+  kinds: Record<string, Record<string, number>>;
+  /** What the PostgreSQL count is: statements (pg_stat_statements) or, without it, transactions. */
+  postgresSource?: PostgresCounts['source'];
 }
 
-/** Server-side counters read before and after the saturated run (each a running total). */
-type Counters = Record<string, () => Promise<number>>;
+/** Server-side counters read before and after the saturated run: running totals by kind. */
+type Counters = Record<string, () => Promise<Map<string, number>>>;
 
 /** The process groups whose CPU a configuration counts, each by the ids of its processes. */
 type Processes = Record<string, () => number[]>;
@@ -132,10 +134,15 @@ async function steady(engine: TaskEngine, ms: number): Promise<Sample[]> {
   return Promise.all(running);
 }
 
-async function readAll(counters: Counters): Promise<Record<string, number>> {
-  const values: Record<string, number> = {};
+async function readAll(counters: Counters): Promise<Record<string, Map<string, number>>> {
+  const values: Record<string, Map<string, number>> = {};
   for (const [name, read] of Object.entries(counters)) values[name] = await read();
   return values;
+}
+
+/** Each kind's growth between two readings, per task. */
+function perTask(before: Map<string, number>, after: Map<string, number>, count: number): Record<string, number> {
+  return Object.fromEntries([...after].map(([kind, total]) => [kind, (total - (before.get(kind) ?? 0)) / count]));
 }
 
 async function measure(
@@ -144,10 +151,9 @@ async function measure(
   workers: string,
   processes: Processes,
   counters: Counters = {},
-  redisUrl?: string,
+  postgresSource?: PostgresCounts['source'],
 ): Promise<Figures> {
   await saturate(engine, WARMUP_MS);
-  const kindsBefore = redisUrl === undefined ? undefined : await redisCommandsByKind(redisUrl);
   const meters = Object.entries({ requestor: () => [process.pid], ...processes }).map(
     ([group, pids]) => [group, cpuOf(pids)] as const,
   );
@@ -155,16 +161,12 @@ async function measure(
   const { count, seconds } = await saturate(engine, MEASURE_MS);
   const cpu = Object.fromEntries(meters.map(([group, meter]) => [group, meter.stop() / count]));
   const after = await readAll(counters);
-  const counts = Object.fromEntries(
-    Object.keys(counters).map((name) => [name, (after[name]! - before[name]!) / count]),
+  const kinds = Object.fromEntries(
+    Object.keys(counters).map((name) => [name, perTask(before[name]!, after[name]!, count)]),
   );
-  let redisKinds: Record<string, number> | undefined;
-  if (redisUrl !== undefined && kindsBefore) {
-    const kindsAfter = await redisCommandsByKind(redisUrl);
-    redisKinds = Object.fromEntries(
-      [...kindsAfter].map(([kind, calls]) => [kind, (calls - (kindsBefore.get(kind) ?? 0)) / count]),
-    );
-  }
+  const counts = Object.fromEntries(
+    Object.entries(kinds).map(([name, byKind]) => [name, Object.values(byKind).reduce((sum, n) => sum + n, 0)]),
+  );
   const samples = await steady(engine, MEASURE_MS);
   return {
     label,
@@ -175,7 +177,8 @@ async function measure(
     wake: samples.map((s) => s.wake),
     cpu,
     counts,
-    ...(redisKinds && { redisKinds }),
+    kinds,
+    ...(postgresSource && { postgresSource }),
   };
 }
 
@@ -237,34 +240,22 @@ async function distributed(backend: Backend, redisUrl: string, workerCount: numb
       redis: () => [redis],
       ...(backend.kind === 'postgres' && { postgres: () => processesNamed('postgres') }),
     };
-    const counters: Counters = { redis: () => redisCommandsServed(redisUrl) };
-    if (backend.kind === 'postgres') counters['postgres'] = () => postgresTransactions(backend.url);
-    return await measure(engine, `${backend.kind}, BullMQ queue`, String(workerCount), processes, counters, redisUrl);
+    const counters: Counters = { redis: () => redisCommandsByKind(redisUrl) };
+    let source: PostgresCounts['source'] | undefined;
+    if (backend.kind === 'postgres')
+      counters['postgres'] = async () => {
+        const counted = await postgresCounts(backend.url);
+        source = counted.source;
+        return counted.totals;
+      };
+    const label = `${backend.kind}, BullMQ queue`;
+    const figures = await measure(engine, label, String(workerCount), processes, counters);
+    return { ...figures, ...(source && { postgresSource: source }) };
   } finally {
     await Promise.all(workers.map(stopWorker));
     await producer.close();
     await engine.close();
     await deleteKeys(redisUrl, `bull:${queueName}:*`);
-  }
-}
-
-/**
- * Transactions the database has finished (committed or rolled back): each of the store's statements outside an
- * explicit transaction is one. The statistics reach the counter within a second of each backend's work, so the
- * server is asked after that long.
- */
-async function postgresTransactions(url: string): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 1100));
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
-    );
-    // This connection's own query is one of them; two readings each add one, so it cancels out.
-    return Number(rows[0]?.n ?? 0);
-  } finally {
-    await client.end();
   }
 }
 
@@ -365,18 +356,20 @@ if (base) {
 if (raw.size > 0) {
   console.log('\nagainst raw BullMQ (empty jobs, same workers, concurrency, in-flight and Redis):');
   console.log(
-    'configuration                              tasks/s   raw jobs/s   ratio   Redis cmds/task   raw cmds/job   ratio   PG xacts/task',
+    'configuration                              tasks/s   raw jobs/s   ratio   Redis cmds/task   raw cmds/job   ratio   PG stmts/task',
   );
   for (const row of rows.filter((row) => row !== base)) {
     const queue = raw.get(Number(row.workers));
     if (!queue) continue;
     const commands = row.counts['redis'] ?? Number.NaN;
-    const xacts = row.counts['postgres'];
+    // Transactions stand in for statements where pg_stat_statements is not loaded (marked: they lag).
+    const statements = row.counts['postgres'];
+    const mark = row.postgresSource === 'transactions' ? ' (xacts)' : '';
     console.log(
       `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} ${fmt(row.tasksPerSecond).padStart(9)} ` +
         `${fmt(queue.jobsPerSecond).padStart(12)} ${fmt(row.tasksPerSecond / queue.jobsPerSecond, 2).padStart(7)} ` +
         `${fmt(commands, 1).padStart(17)} ${fmt(queue.redisCommands, 1).padStart(14)} ` +
-        `${fmt(commands / queue.redisCommands, 2).padStart(7)} ${(xacts === undefined ? '—' : fmt(xacts, 1)).padStart(15)}`,
+        `${fmt(commands / queue.redisCommands, 2).padStart(7)} ${(statements === undefined ? '—' : fmt(statements, 1) + mark).padStart(15)}`,
     );
   }
   for (const [workers, queue] of raw) {
@@ -402,11 +395,23 @@ for (const kind of ['postgres', 'redis']) {
 }
 console.log("\nRedis commands a task by kind (at least 0.5; a script's own commands count by their kind):");
 for (const row of rows) {
-  if (!row.redisKinds) continue;
-  const kinds = Object.entries(row.redisKinds)
+  const kinds = row.kinds['redis'];
+  if (!kinds) continue;
+  const shown = Object.entries(kinds)
     .filter(([, calls]) => calls >= 0.5)
     .sort((a, b) => b[1] - a[1])
     .map(([kind, calls]) => `${kind} ${fmt(calls, 1)}`);
-  const all = Object.values(row.redisKinds).reduce((sum, calls) => sum + calls, 0);
-  console.log(`${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} all ${fmt(all, 1)}: ${kinds.join(', ')}`);
+  console.log(
+    `${`${row.label}, ${row.workers} worker(s)`.padEnd(40)} all ${fmt(row.counts['redis']!, 1)}: ${shown.join(', ')}`,
+  );
+}
+const statementRows = rows.filter((row) => row.postgresSource === 'statements');
+if (statementRows.length > 0)
+  console.log('\nPostgreSQL statements a task by statement (pg_stat_statements; at least 0.05 a task):');
+for (const row of statementRows) {
+  console.log(`${row.label}, ${row.workers} worker(s): all ${fmt(row.counts['postgres']!, 2)}`);
+  const kinds = Object.entries(row.kinds['postgres'] ?? {})
+    .filter(([, calls]) => calls >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  for (const [kind, calls] of kinds) console.log(`  ${fmt(calls, 2).padStart(6)}  ${kind}`);
 }

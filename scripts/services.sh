@@ -103,9 +103,12 @@ _svc_start_pg() {
     tail -n 30 "$run/initdb.log" >&2
     return 1
   fi
-  # fsync and synchronous_commit off: test speed only, never for real data.
+  # fsync and synchronous_commit off: test speed only, never for real data. pg_stat_statements (in Debian's server
+  # package) lets bench:distributed count the statements a task costs; the server starts without it when absent.
+  local preload=''
+  if [ -f "$bindir/../lib/pg_stat_statements.so" ]; then preload=' -c shared_preload_libraries=pg_stat_statements'; fi
   if ! _svc_as_pg "$bindir/pg_ctl" -D "$data" -l "$run/pg.log" -w -t 30 \
-    -o "-c listen_addresses=127.0.0.1 -p $MCP_TASKS_PG_PORT -k '$run' -c fsync=off -c synchronous_commit=off" \
+    -o "-c listen_addresses=127.0.0.1 -p $MCP_TASKS_PG_PORT -k '$run' -c fsync=off -c synchronous_commit=off$preload" \
     start >&2; then
     _svc_log "postgres did not start; log follows"
     tail -n 30 "$run/pg.log" >&2
