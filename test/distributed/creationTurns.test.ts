@@ -3,7 +3,7 @@
 // is queued for a creation the store refuses.
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { TaskEngine, TaskLimitError, type TaskStore } from '../../src/engine/index.js';
+import { StoreUnavailableError, TaskEngine, TaskLimitError, type TaskStore } from '../../src/engine/index.js';
 import { QueueExecutor } from '../../src/executors/index.js';
 import { MemoryStore } from '../../src/stores/memory/index.js';
 import { isolatedQueue } from './backends.js';
@@ -76,10 +76,16 @@ if (redisUrl) {
     it('far below the cap, read the owner count once for creations close together', async () => {
       const store = new MemoryStore();
       let reads = 0;
+      let failGet = false;
       const counting: TaskStore = Object.assign(Object.create(store) as TaskStore, {
         countActive: (owner: string) => {
           reads++;
           return store.countActive(owner);
+        },
+        get: (taskId: string) => {
+          if (!failGet) return store.get(taskId);
+          failGet = false;
+          return Promise.reject(new Error('Connection is closed.'));
         },
       });
       const { engine, queued } = await open(counting, 1000);
@@ -90,6 +96,15 @@ if (redisUrl) {
       expect(reads).toBeGreaterThanOrEqual(1);
       expect(reads).toBeLessThan(10);
       expect(await queued()).toBe(10);
+
+      // Once the store is in trouble (here a read loses its connection), the next creation reads the count, though
+      // the last one is recent.
+      const { task } = await engine.create({ owner: 'o', request, dialect: 't' });
+      const before = reads;
+      failGet = true;
+      await expect(engine.get('o', task.taskId)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await engine.create({ owner: 'o', request, dialect: 't' });
+      expect(reads).toBe(before + 1);
       // Near a cap every creation reads it: another engine, with a cap of 3, reads it for each of its creations.
       const capped = await open(counting, 3);
       reads = 0;

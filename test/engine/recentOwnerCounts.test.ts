@@ -18,6 +18,8 @@ describe('RecentOwnerCounts', () => {
     counts.created('o');
     counts.counted('o', 3, 5_000);
     expect(counts.recent('o', 5_000)).toBe(3);
+    counts.forget('o');
+    expect(counts.recent('o', 5_000)).toBeUndefined();
   });
 
   it('keeps the last 1024 owners counted, dropping the least recently counted', () => {

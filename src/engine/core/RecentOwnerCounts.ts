@@ -28,6 +28,11 @@ export class RecentOwnerCounts {
     if (this.counts.size > MAX_OWNERS) this.counts.delete(this.counts.keys().next().value as string);
   }
 
+  /** Drops the owner's count: a creation of its failed, so the next one reads the store (and meets its state). */
+  forget(owner: string): void {
+    this.counts.delete(owner);
+  }
+
   /** A task of the owner was stored here, after its count. */
   created(owner: string): void {
     const entry = this.counts.get(owner);

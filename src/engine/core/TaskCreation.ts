@@ -19,7 +19,7 @@ import type { TaskAccess } from './TaskAccess.js';
 import { StoreUnavailableError, TaskConflictError } from '../record/TaskError.js';
 import type { RetentionRequest, TaskRecord, TaskRequest } from '../record/TaskRecord.js';
 import type { TaskSpans } from '../tracing/TaskSpans.js';
-import { RecentOwnerCounts } from './RecentOwnerCounts.js';
+import { COUNT_REUSE_MS, RecentOwnerCounts } from './RecentOwnerCounts.js';
 import { UnconfirmedRemovals } from './UnconfirmedRemovals.js';
 import type { InsertAlong, InsertResult, OwnerLimits } from '../contracts/TaskStore.js';
 import { isExpired } from '../record/transitions.js';
@@ -132,6 +132,7 @@ export class TaskCreation {
       try {
         return await this.createNow(input, wait);
       } catch (error) {
+        this.recentCounts.forget(input.owner);
         const outage = error instanceof StoreUnavailableError && error.reason === undefined;
         if (!outage || wait.inserting || wait.refused) throw error;
         await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs(attempt)));
@@ -164,10 +165,12 @@ export class TaskCreation {
         return active;
       };
       // Far below the cap (under half, with every creation in flight here), a recent count serves: there it only
-      // orders the queue, and a busy owner's creations then skip a read each.
+      // orders the queue, and a busy owner's creations then skip a read each. Not while the store is in trouble: the
+      // read then meets the outage first, as it would without the reuse.
       const recent = this.recentCounts.recent(input.owner, Date.now());
       const inFlight = this.inFlight.get(input.owner)?.size ?? 0;
-      const farBelow = recent !== undefined && 2 * (recent + inFlight + 1) < this.limits.maxActivePerOwner;
+      const steady = this.access.reachability.steadyFor(this.clock.now()) > COUNT_REUSE_MS;
+      const farBelow = recent !== undefined && steady && 2 * (recent + inFlight + 1) < this.limits.maxActivePerOwner;
       let ownerActive = farBelow ? recent : await count();
       // Near the cap, a count is exact only once the owner's creations in flight here are stored or refused.
       for (let ahead = this.inFlight.get(input.owner); ahead?.size; ahead = this.inFlight.get(input.owner)) {
