@@ -1,7 +1,7 @@
 import type pg from 'pg';
 
 import { quoteLiteral, type PgNames } from './pgNames.js';
-import { retryingLockConflicts } from './pgSchemaLock.js';
+import { inLockedTransaction, retryingLockConflicts } from './pgSchemaLock.js';
 
 const ACTIVE = `status IN ('working', 'input_required')`;
 
@@ -168,11 +168,7 @@ export function migratePostgres(pool: pg.Pool, names: PgNames, rawSchema: string
 }
 
 async function migrateOnce(pool: pg.Pool, names: PgNames, rawSchema: string): Promise<void> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [MIGRATION_LOCK]);
+  await inLockedTransaction(pool, MIGRATION_LOCK, async (client) => {
     const schema = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [rawSchema]);
     // Only create a missing schema: CREATE SCHEMA IF NOT EXISTS still needs the CREATE privilege.
     if (schema.rowCount === 0) await client.query(`CREATE SCHEMA ${names.schema}`);
@@ -186,12 +182,5 @@ async function migrateOnce(pool: pg.Pool, names: PgNames, rawSchema: string): Pr
       await client.query((POSTGRES_MIGRATIONS[version] as (n: PgNames) => string)(names));
       await client.query(`INSERT INTO ${names.migrations} (version) VALUES ($1)`, [version + 1]);
     }
-    await client.query('COMMIT');
-  } catch (error) {
-    // A connection that cannot even roll back is discarded rather than returned to the pool.
-    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-    throw error;
-  } finally {
-    client.release(broken);
-  }
+  });
 }

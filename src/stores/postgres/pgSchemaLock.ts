@@ -49,12 +49,8 @@ async function marked(pool: pg.Pool, marks: string, digest: string): Promise<boo
   }
 }
 
-async function applyOnce(pool: pg.Pool, marks: string, ddl: string, digest: string): Promise<void> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [PARTS_LOCK]);
+function applyOnce(pool: pg.Pool, marks: string, ddl: string, digest: string): Promise<void> {
+  return inLockedTransaction(pool, PARTS_LOCK, async (client) => {
     await client.query(
       `CREATE TABLE IF NOT EXISTS ${marks} (digest TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
@@ -63,6 +59,21 @@ async function applyOnce(pool: pg.Pool, marks: string, ddl: string, digest: stri
       await client.query(ddl);
       await client.query(`INSERT INTO ${marks} (digest) VALUES ($1)`, [digest]);
     }
+  });
+}
+
+/** Runs `work` in one transaction that holds the advisory lock `lock` until it commits (or rolls back). */
+export async function inLockedTransaction(
+  pool: pg.Pool,
+  lock: string,
+  work: (client: pg.PoolClient) => Promise<void>,
+): Promise<void> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [lock]);
+    await work(client);
     await client.query('COMMIT');
   } catch (error) {
     // A connection that cannot even roll back is discarded rather than returned to the pool.
